@@ -1,0 +1,33 @@
+import { withTransaction } from '../db/transaction.js';
+import { failpoint } from '../failpoints/failpoint.js';
+import { postLedgerTransaction } from '../ledger/ledger.js';
+import { currentActivityKey } from './activity-key.js';
+import type { ActivityDeps } from './deps.js';
+import { mappingFailures } from './failures.js';
+import type { RecordRefundInput } from './types.js';
+
+/**
+ * Writes the ledger's reversal of a refund Stripe made, once, under this activity's own key.
+ * A refund that did not happen (nothing was charged) has nothing to reverse.
+ */
+export function createRecordRefund(deps: ActivityDeps) {
+  return async function recordRefund(input: RecordRefundInput): Promise<{ transactionId: number | null }> {
+    const { refund } = input;
+    if (refund.refundId === null || refund.currency === null) return { transactionId: null };
+    const key = currentActivityKey(input.originalRunId);
+    const posted = await mappingFailures(() =>
+      withTransaction(deps.db, (client) =>
+        postLedgerTransaction(client, {
+          orderId: input.orderId,
+          kind: 'refund',
+          amountMinor: refund.amount,
+          currency: refund.currency ?? '',
+          stripeObjectId: refund.refundId ?? '',
+          idempotencyKey: key,
+        }),
+      ),
+    );
+    failpoint('record-refund.after-ledger');
+    return { transactionId: posted.transactionId };
+  };
+}

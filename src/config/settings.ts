@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { ConfigError } from './config-error.js';
+
+/** Reads `process.env`-shaped input; blank values count as unset. */
+type Env = Record<string, string | undefined>;
+
+const blankIsUnset = (env: Env): Env =>
+  Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== ''));
+
+const taskQueueSchema = z
+  .string()
+  .regex(/^[A-Za-z0-9._-]{1,200}$/, "must be letters, digits, '.', '-' or '_' (e.g. order-payments)")
+  .default('order-payments');
+
+const temporalSchema = z.object({
+  /** Task queue the worker polls and the starter starts on. Default `order-payments`. */
+  TEMPORAL_TASK_QUEUE: taskQueueSchema,
+  /** Where run links point. Default the dev server's UI, `http://localhost:8233`. */
+  TEMPORAL_UI_URL: z.url('must be a URL such as http://localhost:8233').default('http://localhost:8233'),
+});
+
+const databaseSchema = z.object({
+  DATABASE_URL: z
+    .string({ error: 'is required: a PostgreSQL URL such as postgres://postgres@127.0.0.1:5432/payments' })
+    .regex(/^postgres(ql)?:\/\//, 'must be a PostgreSQL URL such as postgres://postgres@127.0.0.1:5432/payments'),
+  /** Connections in the worker's pool. Default 10. */
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+});
+
+const stripeSchema = z
+  .object({
+    STRIPE_SECRET_KEY: z
+      .string({ error: 'is required: a test-mode secret key (sk_test_...), or any sk_test_ value for the emulator' })
+      .regex(
+        /^(sk|rk)_test_\w+$/,
+        'must be a test-mode key (sk_test_... or rk_test_...): this reference project never runs against live mode',
+      ),
+    /** A Stripe-compatible server (the emulator). Unset: Stripe's own API, in test mode. */
+    STRIPE_API_BASE: z.url('must be a URL such as http://127.0.0.1:12111').optional(),
+  });
+
+export interface TemporalSettings {
+  taskQueue: string;
+  uiUrl: string;
+}
+export interface DatabaseSettings {
+  url: string;
+  poolSize: number;
+}
+export interface StripeSettings {
+  secretKey: string;
+  apiBase: string | undefined;
+}
+
+function parse<Schema extends z.ZodType>(schema: Schema, env: Env): z.output<Schema> {
+  const parsed = schema.safeParse(blankIsUnset(env));
+  if (!parsed.success) throw ConfigError.fromZod(parsed.error);
+  return parsed.data;
+}
+
+export function loadTemporalSettings(env: Env = process.env): TemporalSettings {
+  const parsed = parse(temporalSchema, env);
+  return { taskQueue: parsed.TEMPORAL_TASK_QUEUE, uiUrl: parsed.TEMPORAL_UI_URL.replace(/\/$/, '') };
+}
+
+export function loadDatabaseSettings(env: Env = process.env): DatabaseSettings {
+  const parsed = parse(databaseSchema, env);
+  return { url: parsed.DATABASE_URL, poolSize: parsed.DATABASE_POOL_SIZE };
+}
+
+export function loadStripeSettings(env: Env = process.env): StripeSettings {
+  const parsed = parse(stripeSchema, env);
+  return { secretKey: parsed.STRIPE_SECRET_KEY, apiBase: parsed.STRIPE_API_BASE };
+}
+
+/** Loads several groups at once so one run reports every bad setting, not just the first. */
+export function loadAll<T extends Record<string, () => unknown>>(loaders: T): { [K in keyof T]: ReturnType<T[K]> } {
+  const problems: string[] = [];
+  const loaded: Partial<Record<keyof T, unknown>> = {};
+  for (const [name, load] of Object.entries(loaders) as [keyof T, () => unknown][]) {
+    try {
+      loaded[name] = load();
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(...error.problems);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return loaded as { [K in keyof T]: ReturnType<T[K]> };
+}

@@ -1,0 +1,26 @@
+import pg from 'pg';
+
+// bigint columns (amounts in minor units) come back as numbers: every amount this project
+// stores is at most Stripe's 99 999 999, far inside Number's exact range.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export interface PoolOptions {
+  connectionString: string;
+  /** Connections kept open. Default 10: one per concurrent activity slot is plenty. */
+  max?: number;
+  /** Name shown in pg_stat_activity, so operators can tell workers from tools. */
+  applicationName?: string;
+}
+
+export function createPool(options: PoolOptions): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'order-payments',
+    // A backend terminated under us (failover, pg_terminate_backend) must not crash the
+    // process: the pool drops the client and the activity retry reconnects.
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', () => undefined);
+  return pool;
+}

@@ -1,0 +1,4 @@
+import type { Pool, PoolClient } from 'pg';
+
+/** Either the pool (one statement, autocommit) or a client inside `withTransaction`. */
+export type Queryable = Pool | PoolClient;

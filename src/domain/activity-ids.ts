@@ -1,0 +1,18 @@
+/**
+ * Explicit, stable activity IDs, one per call site. They are half of every idempotency key,
+ * so renaming one changes the keys of every run that has not reached it yet: treat them as a
+ * public name.
+ */
+export const ActivityId = {
+  recordOrder: 'record-order',
+  chargePayment: 'charge-payment',
+  allocateStock: 'allocate-stock',
+  confirmOrder: 'confirm-order',
+  markCompensating: 'mark-compensating',
+  refundPayment: 'refund-payment',
+  recordRefund: 'record-refund',
+  releaseStock: 'release-stock',
+  closeOrder: 'close-order',
+} as const;
+
+export type ActivityId = (typeof ActivityId)[keyof typeof ActivityId];

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { STRIPE_CURRENCIES } from './currencies.js';
+
+/** Stripe's ceiling for a single amount, in minor units. */
+export const MAX_AMOUNT_MINOR = 99_999_999;
+
+const identifier = (what: string, example: string) =>
+  z
+    .string({ error: `${what} is required` })
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/,
+      `${what} must be 1-64 characters of letters, digits, '-' or '_', starting with a letter or digit (e.g. ${example})`,
+    );
+
+/**
+ * One order as the saga receives it. Shared by the starter (flags), the workflow (its own
+ * input) and the API, so every door refuses the same bad input with the same message.
+ */
+export const orderInputSchema = z.object({
+  orderId: identifier('order ID', 'A-1001'),
+  customerId: identifier('customer ID', 'cust-42'),
+  amount: z
+    .number({ error: 'amount is required, in minor units (e.g. 1999 for 19.99)' })
+    .int('amount must be a whole number of minor units (e.g. 1999 for 19.99)')
+    .positive('amount must be positive')
+    .max(MAX_AMOUNT_MINOR, `amount must be at most ${MAX_AMOUNT_MINOR} minor units (Stripe's limit)`),
+  currency: z
+    .string({ error: 'currency is required' })
+    .transform((value) => value.toLowerCase())
+    .refine((value) => STRIPE_CURRENCIES.has(value), {
+      error: 'currency must be a three-letter ISO 4217 code that Stripe supports (e.g. usd, eur, pln)',
+    }),
+  paymentMethod: z
+    .string({ error: 'payment method is required' })
+    .regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'payment method must be a Stripe PaymentMethod ID (e.g. pm_card_visa)'),
+  sku: z
+    .string({ error: 'SKU is required' })
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "SKU must be 1-64 characters of letters, digits, '.', '-' or '_'"),
+  quantity: z
+    .number({ error: 'quantity is required' })
+    .int('quantity must be a whole number')
+    .min(1, 'quantity must be at least 1')
+    .max(1000, 'quantity must be at most 1000'),
+});
+
+export type OrderInput = z.output<typeof orderInputSchema>;
+
+export type OrderInputParseResult = { ok: true; value: OrderInput } | { ok: false; problems: string[] };
+
+/** Parses without throwing, so each caller reports the problems its own way. */
+export function parseOrderInput(raw: unknown): OrderInputParseResult {
+  const parsed = orderInputSchema.safeParse(raw);
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return {
+    ok: false,
+    problems: parsed.error.issues.map((issue) =>
+      issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message,
+    ),
+  };
+}
+
+export const WORKFLOW_ID_PREFIX = 'order-payment-';
+
+/** The workflow ID is the order's identity in Temporal: one order, one workflow ID. */
+export function workflowIdForOrder(orderId: string): string {
+  return `${WORKFLOW_ID_PREFIX}${orderId}`;
+}

@@ -1,0 +1,19 @@
+/**
+ * Named points where a test can make the worker die as a crash would: SIGKILL, no cleanup, no
+ * completion reported to Temporal. Enabled only by `FAILPOINTS` (comma-separated names), read
+ * once at load; when it is unset every call is a single Set lookup on an empty set.
+ */
+export type FailpointName =
+  | 'charge.after-stripe'
+  | 'charge.after-ledger'
+  | 'allocate.after-commit'
+  | 'refund.after-stripe'
+  | 'refund.after-commit'
+  | 'record-refund.after-ledger'
+  | 'release-stock.after-commit';
+
+const enabled = new Set((process.env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean));
+
+export function failpoint(name: FailpointName): void {
+  if (enabled.has(name)) process.kill(process.pid, 'SIGKILL');
+}

@@ -1,0 +1,132 @@
+import type { PoolClient } from 'pg';
+import type { Queryable } from '../db/queryable.js';
+import { IdempotencyConflictError } from './idempotency-conflict-error.js';
+
+/** Operations whose keys live in `activity_idempotency`. A key is scoped by its operation. */
+export type IdempotencyScope = 'stripe.charge' | 'stripe.refund';
+
+export type KeyState = 'pending' | 'completed' | 'failed';
+
+/**
+ * Request hash of a key closed by a compensation before any attempt registered it. Such a key
+ * answers every later attempt with its failure, whatever that attempt's payload.
+ */
+export const FENCED_REQUEST_HASH = 'fenced';
+
+export interface KeyRecord<Result> {
+  state: KeyState;
+  requestHash: string;
+  result: Result | null;
+  attempts: number;
+  createdAt: Date;
+}
+
+interface KeyRow {
+  state: KeyState;
+  request_hash: string;
+  result: unknown;
+  attempts: number;
+  created_at: Date;
+}
+
+function toRecord<Result>(row: KeyRow): KeyRecord<Result> {
+  return {
+    state: row.state,
+    requestHash: row.request_hash,
+    result: row.result as Result | null,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+  };
+}
+
+export interface RegisterKey {
+  scope: IdempotencyScope;
+  key: string;
+  requestHash: string;
+  /** How long the record outlives its creation; keep it past every replay horizon. */
+  retentionMs: number;
+}
+
+/**
+ * Registers the key as pending, or finds the record an earlier attempt left, and counts this
+ * attempt. The insert and the locked read share one transaction, so two attempts racing on one
+ * key both see the single row the constraint let through. The same key with another request
+ * hash throws IdempotencyConflictError.
+ */
+export async function registerKey<Result>(client: PoolClient, request: RegisterKey): Promise<KeyRecord<Result>> {
+  await client.query(
+    `insert into activity_idempotency (scope, idempotency_key, request_hash, expires_at)
+     values ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000))
+     on conflict (scope, idempotency_key) do nothing`,
+    [request.scope, request.key, request.requestHash, request.retentionMs],
+  );
+  const { rows } = await client.query<KeyRow>(
+    `update activity_idempotency
+        set attempts = attempts + 1, updated_at = now()
+      where scope = $1 and idempotency_key = $2
+      returning state, request_hash, result, attempts, created_at`,
+    [request.scope, request.key],
+  );
+  const row = rows[0];
+  if (!row) throw new Error(`activity_idempotency row for ${request.scope} '${request.key}' vanished`);
+  if (row.request_hash !== request.requestHash && row.request_hash !== FENCED_REQUEST_HASH) throw new IdempotencyConflictError(request.scope, request.key);
+  return toRecord<Result>(row);
+}
+
+/** Reads a key without registering it (the refund resolving the charge it compensates). */
+export async function readKey<Result>(
+  db: Queryable,
+  scope: IdempotencyScope,
+  key: string,
+): Promise<KeyRecord<Result> | null> {
+  const { rows } = await db.query<KeyRow>(
+    `select state, request_hash, result, attempts, created_at
+       from activity_idempotency where scope = $1 and idempotency_key = $2`,
+    [scope, key],
+  );
+  return rows[0] ? toRecord<Result>(rows[0]) : null;
+}
+
+/**
+ * Finishes a pending key with its outcome. Returns false when the key was no longer pending:
+ * another attempt finished it first, or a compensation fenced it; the caller then answers with
+ * what is stored instead of its own result.
+ */
+export async function finishKey(
+  client: PoolClient,
+  scope: IdempotencyScope,
+  key: string,
+  state: Exclude<KeyState, 'pending'>,
+  result: object,
+): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `update activity_idempotency set state = $3, result = $4, updated_at = now()
+      where scope = $1 and idempotency_key = $2 and state = 'pending'`,
+    [scope, key, state, JSON.stringify(result)],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Closes a key that never reached a recorded outcome as failed, creating it if no attempt ever
+ * registered it, so that no later attempt under it calls the downstream. Returns the record as
+ * it stands afterwards (completed if an attempt finished first).
+ */
+export async function fenceKey<Result>(
+  client: PoolClient,
+  fence: { scope: IdempotencyScope; key: string; retentionMs: number; result: object },
+): Promise<KeyRecord<Result>> {
+  const { rows } = await client.query<KeyRow>(
+    `insert into activity_idempotency (scope, idempotency_key, request_hash, state, result, expires_at)
+     values ($1, $2, '${FENCED_REQUEST_HASH}', 'failed', $3, now() + make_interval(secs => $4::double precision / 1000))
+     on conflict (scope, idempotency_key) do update
+       set state = 'failed', result = excluded.result, updated_at = now()
+       where activity_idempotency.state = 'pending'
+     returning state, request_hash, result, attempts, created_at`,
+    [fence.scope, fence.key, JSON.stringify(fence.result), fence.retentionMs],
+  );
+  if (rows[0]) return toRecord<Result>(rows[0]);
+  const existing = await readKey<Result>(client, fence.scope, fence.key);
+  if (!existing) throw new Error(`activity_idempotency row for ${fence.scope} '${fence.key}' vanished`);
+  return existing;
+}

@@ -1,0 +1,13 @@
+import { createHash } from 'node:crypto';
+import { configure } from 'safe-stable-stringify';
+
+// Keys sorted, undefined dropped, and anything that is not plain JSON refused loudly, so two
+// equal intents always hash alike and nothing silently hashes as something else.
+const canonicalJson = configure({ deterministic: true, strict: true, circularValue: Error });
+
+/** SHA-256 of the request's canonical JSON: field order does not matter, any value does. */
+export function requestHash(request: object): string {
+  const canonical = canonicalJson(request);
+  if (canonical === undefined) throw new TypeError('request hash: the request is not JSON-serialisable');
+  return createHash('sha256').update(canonical).digest('hex');
+}

@@ -1,0 +1,87 @@
+import type { PoolClient } from 'pg';
+import type { Queryable } from '../db/queryable.js';
+import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
+import { requestHash } from '../idempotency/request-hash.js';
+
+export class OutOfStockError extends Error {
+  override readonly name = 'OutOfStockError';
+  constructor(
+    readonly sku: string,
+    readonly requested: number,
+    readonly known: boolean,
+  ) {
+    super(known ? `not enough stock of '${sku}' for ${requested}` : `unknown SKU '${sku}'`);
+  }
+}
+
+export interface Allocation {
+  idempotencyKey: string;
+  orderId: string;
+  sku: string;
+  quantity: number;
+}
+
+/**
+ * Allocates stock once per key: the allocation row and the conditional decrement commit
+ * together, so a retried allocation finds its row and decrements nothing, and stock never goes
+ * below zero (the decrement is conditional and the column has a check constraint). Must run in
+ * the caller's transaction.
+ */
+export async function allocateStock(client: PoolClient, allocation: Allocation): Promise<{ replayed: boolean }> {
+  const hash = requestHash({ orderId: allocation.orderId, sku: allocation.sku, quantity: allocation.quantity });
+  const inserted = await client.query(
+    `insert into stock_allocations (idempotency_key, order_id, sku, quantity, request_hash)
+     select $1, $2, $3, $4, $5 where exists (select 1 from inventory where sku = $3)
+     on conflict (idempotency_key) do nothing`,
+    [allocation.idempotencyKey, allocation.orderId, allocation.sku, allocation.quantity, hash],
+  );
+  if (inserted.rowCount === 0) {
+    const { rows } = await client.query<{ request_hash: string }>(
+      'select request_hash from stock_allocations where idempotency_key = $1',
+      [allocation.idempotencyKey],
+    );
+    const existing = rows[0];
+    if (!existing) throw new OutOfStockError(allocation.sku, allocation.quantity, false);
+    if (existing.request_hash !== hash) throw new IdempotencyConflictError('stock', allocation.idempotencyKey);
+    return { replayed: true };
+  }
+  const decremented = await client.query(
+    'update inventory set available = available - $2 where sku = $1 and available >= $2',
+    [allocation.sku, allocation.quantity],
+  );
+  if (decremented.rowCount !== 1) throw new OutOfStockError(allocation.sku, allocation.quantity, true);
+  return { replayed: false };
+}
+
+/**
+ * Releases the allocation made under `allocationKey`, exactly once: the state flip from
+ * allocated to released is conditional, so only the first release returns the units. Releasing
+ * an allocation that never happened (the allocation failed or never ran) is a no-op.
+ */
+export async function releaseStock(
+  client: PoolClient,
+  release: { allocationKey: string; releaseKey: string },
+): Promise<{ released: number }> {
+  const { rows } = await client.query<{ sku: string; quantity: number }>(
+    `update stock_allocations set state = 'released', released_at = now(), release_key = $2
+      where idempotency_key = $1 and state = 'allocated'
+      returning sku, quantity`,
+    [release.allocationKey, release.releaseKey],
+  );
+  const allocation = rows[0];
+  if (!allocation) return { released: 0 };
+  await client.query('update inventory set available = available + $2 where sku = $1', [
+    allocation.sku,
+    allocation.quantity,
+  ]);
+  return { released: allocation.quantity };
+}
+
+/** Sets a SKU's available units (seeding, demos, tests). */
+export async function setStock(db: Queryable, sku: string, available: number): Promise<void> {
+  await db.query(
+    `insert into inventory (sku, available) values ($1, $2)
+     on conflict (sku) do update set available = excluded.available`,
+    [sku, available],
+  );
+}

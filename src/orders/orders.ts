@@ -1,0 +1,94 @@
+import type { PoolClient } from 'pg';
+import type { Queryable } from '../db/queryable.js';
+import type { OrderInput } from '../domain/order-input.js';
+import type { OrderStatus } from '../domain/order-result.js';
+import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
+import { requestHash } from '../idempotency/request-hash.js';
+
+/** The order's charge was claimed under another key; charging again would be a second charge. */
+export class OrderAlreadyChargedError extends Error {
+  override readonly name = 'OrderAlreadyChargedError';
+  constructor(readonly orderId: string) {
+    super(`order '${orderId}' already has a charge under another idempotency key; refusing to charge it again`);
+  }
+}
+
+export class UnknownOrderError extends Error {
+  override readonly name = 'UnknownOrderError';
+  constructor(readonly orderId: string) {
+    super(`order '${orderId}' is not recorded`);
+  }
+}
+
+function orderHash(order: OrderInput): string {
+  return requestHash({
+    orderId: order.orderId,
+    customerId: order.customerId,
+    amount: order.amount,
+    currency: order.currency,
+    paymentMethod: order.paymentMethod,
+    sku: order.sku,
+    quantity: order.quantity,
+  });
+}
+
+/**
+ * Records the order once. Recording it again with the same payload is a no-op; the same order
+ * ID with another payload throws IdempotencyConflictError instead of reusing the first order.
+ */
+export async function recordOrder(db: Queryable, order: OrderInput, workflowId: string): Promise<void> {
+  const hash = orderHash(order);
+  const { rows } = await db.query<{ request_hash: string }>(
+    `with inserted as (
+       insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8)
+       on conflict (order_id) do nothing
+       returning request_hash)
+     select request_hash from inserted
+     union all
+     select request_hash from orders where order_id = $1 and not exists (select 1 from inserted)`,
+    [order.orderId, order.customerId, order.amount, order.currency, order.sku, order.quantity, hash, workflowId],
+  );
+  if (rows[0]?.request_hash !== hash) throw new IdempotencyConflictError('order', order.orderId);
+}
+
+/**
+ * Claims the order's one charge for `chargeKey`. The conditional update holds the row lock, so
+ * of two keys racing for one order exactly one wins; the loser gets OrderAlreadyChargedError.
+ * Claiming again with the winning key is a no-op, which is what every retry does.
+ */
+export async function claimCharge(client: PoolClient, orderId: string, chargeKey: string): Promise<void> {
+  const { rowCount } = await client.query(
+    `update orders set charge_key = $2, updated_at = now()
+      where order_id = $1 and (charge_key is null or charge_key = $2)`,
+    [orderId, chargeKey],
+  );
+  if (rowCount === 1) return;
+  const { rowCount: exists } = await client.query('select 1 from orders where order_id = $1', [orderId]);
+  throw exists === 1 ? new OrderAlreadyChargedError(orderId) : new UnknownOrderError(orderId);
+}
+
+export interface OrderStatusChange {
+  status: OrderStatus;
+  reason?: string | null;
+  paymentIntentId?: string;
+  refundId?: string;
+}
+
+/**
+ * Moves the order's status. Terminal statuses are final: once completed, declined, compensated
+ * or needs_review, a late or replayed write cannot move the order back.
+ */
+export async function setOrderStatus(db: Queryable, orderId: string, change: OrderStatusChange): Promise<void> {
+  await db.query(
+    `update orders
+        set status = $2,
+            status_reason = coalesce($3, status_reason),
+            payment_intent_id = coalesce($4, payment_intent_id),
+            refund_id = coalesce($5, refund_id),
+            updated_at = now()
+      where order_id = $1
+        and status not in ('completed', 'declined', 'compensated', 'needs_review')`,
+    [orderId, change.status, change.reason ?? null, change.paymentIntentId ?? null, change.refundId ?? null],
+  );
+}

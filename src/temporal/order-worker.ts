@@ -1,0 +1,37 @@
+import { fileURLToPath } from 'node:url';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { createActivities, type ActivityDeps } from '../activities/index.js';
+
+/** Workflow source, for development workers; production loads the prebundled file. */
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface OrderWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  deps: ActivityDeps;
+  /** Path of a bundle from `npm run build:workflows`. Unset: bundle from source at start. */
+  workflowBundlePath?: string | undefined;
+  /** Activities run at once. Default 50: they mostly wait on Stripe and Postgres. */
+  maxConcurrentActivityTaskExecutions?: number;
+  /**
+   * How long in-flight activities get to finish after shutdown is requested. Default 30 s:
+   * longer than the Stripe timeout, so a charge in flight ends with its outcome recorded.
+   */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+}
+
+/** The worker that runs the saga and its activities: one shape for the process and the tests. */
+export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...(options.workflowBundlePath
+      ? { workflowBundle: { codePath: options.workflowBundlePath } }
+      : { workflowsPath: WORKFLOWS_PATH }),
+    activities: createActivities(options.deps),
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 50,
+    shutdownGraceTime: options.shutdownGraceTime ?? '30s',
+  });
+}

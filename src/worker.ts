@@ -1,0 +1,65 @@
+import { existsSync } from 'node:fs';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import { ConfigError } from './config/config-error.js';
+import { loadAll, loadDatabaseSettings, loadStripeSettings, loadTemporalSettings } from './config/settings.js';
+import { createPool } from './db/pool.js';
+import { createLogger, temporalLogger } from './logging/logger.js';
+import { createStripeClient } from './stripe/client.js';
+import { DEFAULT_BUNDLE_PATH } from './temporal/bundle-workflows.js';
+import { loadTemporalConnectConfig } from './temporal/connection-config.js';
+import { createOrderWorker } from './temporal/order-worker.js';
+
+const logger = createLogger('worker');
+
+async function main(): Promise<void> {
+  const settings = loadAll({
+    temporal: loadTemporalSettings,
+    database: loadDatabaseSettings,
+    stripe: loadStripeSettings,
+    connect: loadTemporalConnectConfig,
+  });
+  const production = process.env.NODE_ENV === 'production';
+  if (production && !existsSync(DEFAULT_BUNDLE_PATH)) {
+    throw new ConfigError([`NODE_ENV=production needs the prebundled workflows at ${DEFAULT_BUNDLE_PATH}: run npm run build:workflows`]);
+  }
+
+  // SIGINT and SIGTERM begin a graceful shutdown: polling stops, in-flight activities get the
+  // grace period to finish and report, then run() resolves and the pool closes.
+  Runtime.install({ logger: temporalLogger(logger), shutdownSignals: ['SIGINT', 'SIGTERM'] });
+
+  const connection = await NativeConnection.connect(settings.connect.connectionOptions);
+  const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-worker' });
+  const stripe = createStripeClient({ secretKey: settings.stripe.secretKey, apiBase: settings.stripe.apiBase });
+  try {
+    const worker = await createOrderWorker({
+      connection,
+      namespace: settings.connect.namespace,
+      taskQueue: settings.temporal.taskQueue,
+      deps: { db, stripe },
+      workflowBundlePath: production ? DEFAULT_BUNDLE_PATH : undefined,
+    });
+    logger.info(
+      {
+        taskQueue: settings.temporal.taskQueue,
+        namespace: settings.connect.namespace,
+        stripe: settings.stripe.apiBase ?? 'Stripe test mode',
+        workflows: production ? 'prebundled' : 'bundled from source',
+      },
+      'worker started',
+    );
+    await worker.run();
+    logger.info('worker stopped');
+  } finally {
+    await db.end();
+    await connection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`worker: ${error.message}`);
+    process.exit(2);
+  }
+  logger.fatal({ err: error }, 'worker failed');
+  process.exit(1);
+});

@@ -1,0 +1,1 @@
+export { orderPaymentSaga, statusQuery } from './order-payment-saga.js';
