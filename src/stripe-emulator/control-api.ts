@@ -1,0 +1,51 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { EmulatorCore } from './emulator.js';
+import { faultRuleSpecSchema } from './faults.js';
+
+/** Outside `/v1`, so no Stripe path can ever collide with it. */
+export const CONTROL_PREFIX = '/_emulator';
+
+const advanceSchema = z.strictObject({ ms: z.number().int().min(0) });
+const eventsQuerySchema = z.object({ type: z.string().optional(), account: z.string().optional() });
+
+/**
+ * The control API: fault rules, the clock, counters, state dumps, recorded events and reset.
+ * It takes and returns JSON and needs no API key; it is for tests and chaos runs, not clients.
+ */
+export function registerControlApi(app: FastifyInstance, core: EmulatorCore): void {
+  app.get(`${CONTROL_PREFIX}/health`, () => ({ ok: true }));
+
+  app.get(`${CONTROL_PREFIX}/state`, () => core.dump());
+  app.get(`${CONTROL_PREFIX}/counters`, () => core.counters.snapshot());
+  app.post(`${CONTROL_PREFIX}/reset`, () => {
+    core.reset();
+    return { reset: true };
+  });
+
+  app.get(`${CONTROL_PREFIX}/faults`, () => ({ data: core.faults.list() }));
+  app.post(`${CONTROL_PREFIX}/faults`, async (request, reply) => {
+    const rule = core.faults.add(faultRuleSpecSchema.parse(request.body));
+    return reply.code(201).send(rule);
+  });
+  app.delete(`${CONTROL_PREFIX}/faults`, () => {
+    core.faults.clear();
+    return { cleared: true };
+  });
+  app.delete<{ Params: { id: string } }>(`${CONTROL_PREFIX}/faults/:id`, async (request, reply) => {
+    const removed = core.faults.remove(request.params.id);
+    return reply.code(removed ? 200 : 404).send({ removed });
+  });
+
+  app.get(`${CONTROL_PREFIX}/clock`, () => ({ nowMs: core.clock.nowMs(), offsetMs: core.clock.offsetMs }));
+  app.post(`${CONTROL_PREFIX}/clock/advance`, (request) => {
+    const { ms } = advanceSchema.parse(request.body);
+    core.clock.advance(ms);
+    return { nowMs: core.clock.nowMs(), offsetMs: core.clock.offsetMs };
+  });
+
+  app.get(`${CONTROL_PREFIX}/events`, (request) => {
+    const filter = eventsQuerySchema.parse(request.query);
+    return { object: 'list', data: core.events(filter) };
+  });
+}

@@ -1,0 +1,67 @@
+export const FAULT_KINDS = ['drop_response', 'fail_before_execution', 'fail_during_execution', 'latency'] as const;
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface CounterSnapshot {
+  /** Every request to the Stripe API surface, including rejected ones. */
+  requests: number;
+  /** Answers served from a saved idempotent response. */
+  replays: number;
+  /** 409 idempotency_key_in_use plus 400 idempotency_error answers. */
+  conflicts: number;
+  idempotencyKeyInUse: number;
+  idempotencyErrors: number;
+  faults: Record<FaultKind, number>;
+  responsesByStatus: Record<string, number>;
+}
+
+/** What chaos runs and tests read to prove how often retries, replays and faults happened. */
+export class Counters {
+  #snapshot = Counters.#empty();
+
+  static #empty(): CounterSnapshot {
+    return {
+      requests: 0,
+      replays: 0,
+      conflicts: 0,
+      idempotencyKeyInUse: 0,
+      idempotencyErrors: 0,
+      faults: { drop_response: 0, fail_before_execution: 0, fail_during_execution: 0, latency: 0 },
+      responsesByStatus: {},
+    };
+  }
+
+  request(): void {
+    this.#snapshot.requests += 1;
+  }
+
+  replay(): void {
+    this.#snapshot.replays += 1;
+  }
+
+  keyInUse(): void {
+    this.#snapshot.idempotencyKeyInUse += 1;
+    this.#snapshot.conflicts += 1;
+  }
+
+  idempotencyError(): void {
+    this.#snapshot.idempotencyErrors += 1;
+    this.#snapshot.conflicts += 1;
+  }
+
+  fault(kind: FaultKind): void {
+    this.#snapshot.faults[kind] += 1;
+  }
+
+  response(status: number): void {
+    const key = String(status);
+    this.#snapshot.responsesByStatus[key] = (this.#snapshot.responsesByStatus[key] ?? 0) + 1;
+  }
+
+  snapshot(): CounterSnapshot {
+    return structuredClone(this.#snapshot);
+  }
+
+  reset(): void {
+    this.#snapshot = Counters.#empty();
+  }
+}

@@ -1,0 +1,28 @@
+import type { Clock } from './clock.js';
+import type { FormParams } from './params.js';
+import type { AccountState } from './store.js';
+
+export interface RequestContext {
+  account: AccountState;
+  params: FormParams;
+  pathParams: Readonly<Record<string, string>>;
+  requestId: string;
+  /** Only POSTs carry one: Stripe ignores the header on GET and DELETE. */
+  idempotencyKey: string | null;
+  clock: Clock;
+}
+
+/** Performs a validated request's effect and returns the response body (status 200). */
+export type Execution = () => unknown;
+
+/**
+ * One Stripe endpoint, split where Stripe's idempotency layer splits it: `prepare` validates
+ * (an ApiError thrown here is not saved under the idempotency key), and the Execution it returns
+ * is the part that "began executing" (its result, error or not, is saved).
+ */
+export interface Endpoint {
+  method: 'GET' | 'POST';
+  /** A fastify route pattern, e.g. `/v1/payment_intents/:id`. */
+  path: string;
+  prepare(ctx: RequestContext): Execution;
+}

@@ -1,0 +1,85 @@
+import type Stripe from 'stripe';
+
+export interface Decline {
+  declineCode: 'generic_decline' | 'insufficient_funds' | 'lost_card' | 'stolen_card';
+  message: string;
+}
+
+export interface TestCard {
+  id: string;
+  brand: 'visa' | 'mastercard';
+  last4: string;
+  /** Absent: the card is charged successfully. */
+  decline?: Decline;
+}
+
+const DECLINES: Readonly<Record<string, Decline>> = {
+  '': { declineCode: 'generic_decline', message: 'Your card was declined.' },
+  InsufficientFunds: { declineCode: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+  LostCard: { declineCode: 'lost_card', message: 'Your card was declined.' },
+  StolenCard: { declineCode: 'stolen_card', message: 'Your card was declined.' },
+};
+
+/** Last four digits of Stripe's documented test card for each decline. */
+const DECLINE_LAST4: Readonly<Record<string, string>> = {
+  '': '0002',
+  InsufficientFunds: '9995',
+  LostCard: '9987',
+  StolenCard: '9979',
+};
+
+function buildCatalogue(): ReadonlyMap<string, TestCard> {
+  const cards: TestCard[] = [
+    { id: 'pm_card_visa', brand: 'visa', last4: '4242' },
+    { id: 'pm_card_mastercard', brand: 'mastercard', last4: '4444' },
+  ];
+  for (const [suffix, decline] of Object.entries(DECLINES)) {
+    const last4 = DECLINE_LAST4[suffix] ?? '0002';
+    // Stripe documents both spellings of each declining test payment method.
+    for (const prefix of ['pm_card_visa_chargeDeclined', 'pm_card_chargeDeclined']) {
+      cards.push({ id: `${prefix}${suffix}`, brand: 'visa', last4, decline });
+    }
+  }
+  return new Map(cards.map((card) => [card.id, card]));
+}
+
+const CATALOGUE = buildCatalogue();
+
+export function findTestCard(id: string): TestCard | undefined {
+  return CATALOGUE.get(id);
+}
+
+export function testCardIds(): string[] {
+  return [...CATALOGUE.keys()];
+}
+
+/** The PaymentMethod object Stripe embeds in decline errors and `last_payment_error`. */
+export function paymentMethodObject(card: TestCard, created: number): Stripe.PaymentMethod {
+  return {
+    id: card.id,
+    object: 'payment_method',
+    allow_redisplay: 'unspecified',
+    billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
+    card: {
+      brand: card.brand,
+      checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'pass' },
+      country: 'US',
+      display_brand: card.brand,
+      exp_month: 12,
+      exp_year: new Date(created * 1000).getUTCFullYear() + 5,
+      funding: 'credit',
+      generated_from: null,
+      last4: card.last4,
+      networks: { available: [card.brand], preferred: null },
+      regulated_status: 'unregulated',
+      three_d_secure_usage: { supported: true },
+      wallet: null,
+    },
+    created,
+    customer: null,
+    customer_account: null,
+    livemode: false,
+    metadata: {},
+    type: 'card',
+  };
+}

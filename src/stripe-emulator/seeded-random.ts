@@ -1,0 +1,14 @@
+/**
+ * mulberry32: a tiny PRNG whose whole state is one 32-bit integer. Fault rules with a
+ * probability draw from it so that a chaos run with the same seed fires the same faults.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

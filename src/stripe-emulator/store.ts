@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import type Stripe from 'stripe';
+import { redactKey } from './auth.js';
+import { EventLog } from './events.js';
+
+/**
+ * Everything one secret key can see. Stripe scopes objects and idempotency keys to the account;
+ * the emulator treats each distinct secret key as its own account.
+ */
+export interface AccountState {
+  id: string;
+  /** The key with its middle hidden, for state dumps. */
+  keyHint: string;
+  paymentIntents: Map<string, Stripe.PaymentIntent>;
+  charges: Map<string, Stripe.Charge>;
+  refunds: Map<string, Stripe.Refund>;
+  events: EventLog;
+}
+
+export class Store {
+  readonly #accounts = new Map<string, AccountState>();
+
+  account(secretKey: string): AccountState {
+    const existing = this.#accounts.get(secretKey);
+    if (existing) return existing;
+    const created: AccountState = {
+      // Derived from the key so an account keeps its ID across emulator restarts.
+      id: `acct_${createHash('sha256').update(secretKey).digest('hex').slice(0, 16)}`,
+      keyHint: redactKey(secretKey),
+      paymentIntents: new Map(),
+      charges: new Map(),
+      refunds: new Map(),
+      events: new EventLog(),
+    };
+    this.#accounts.set(secretKey, created);
+    return created;
+  }
+
+  accounts(): AccountState[] {
+    return [...this.#accounts.values()];
+  }
+
+  reset(): void {
+    this.#accounts.clear();
+  }
+}
+
+/** Map values newest first: maps keep insertion order, and Stripe lists newest first. */
+export function newestFirst<T>(map: ReadonlyMap<string, T>): T[] {
+  return [...map.values()].reverse();
+}

@@ -1,0 +1,28 @@
+import { retrieveCharge } from './charges.js';
+import type { Endpoint } from './endpoint.js';
+import { listEvents, retrieveEvent } from './event-endpoints.js';
+import {
+  cancelPaymentIntent,
+  confirmPaymentIntent,
+  createPaymentIntent,
+  listPaymentIntents,
+  retrievePaymentIntent,
+  searchPaymentIntents,
+} from './payment-intents.js';
+import { createRefund, listRefunds, retrieveRefund } from './refunds.js';
+
+/** Every Stripe endpoint the emulator answers; anything else is Stripe's 404. */
+export const STRIPE_ENDPOINTS: readonly Endpoint[] = [
+  createPaymentIntent,
+  listPaymentIntents,
+  searchPaymentIntents,
+  retrievePaymentIntent,
+  confirmPaymentIntent,
+  cancelPaymentIntent,
+  retrieveCharge,
+  createRefund,
+  listRefunds,
+  retrieveRefund,
+  listEvents,
+  retrieveEvent,
+];

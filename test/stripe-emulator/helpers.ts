@@ -1,0 +1,85 @@
+import qs from 'qs';
+import type Stripe from 'stripe';
+import { createStripeClient } from '../../src/stripe/client.js';
+import type { StripeEmulator } from '../../src/stripe-emulator/index.js';
+
+export const SECRET_KEY = 'sk_test_emulator_conformance';
+export const OTHER_SECRET_KEY = 'sk_test_emulator_other_account';
+
+export function sdk(emulator: StripeEmulator, options: { secretKey?: string; maxNetworkRetries?: number } = {}): Stripe {
+  return createStripeClient({
+    secretKey: options.secretKey ?? SECRET_KEY,
+    apiBase: emulator.url,
+    maxNetworkRetries: options.maxNetworkRetries ?? 0,
+    timeoutMs: 10_000,
+  });
+}
+
+/** What a saga charge sends: confirm server-side, no redirects. */
+export function chargeParams(orderId: string, overrides: Partial<Stripe.PaymentIntentCreateParams> = {}): Stripe.PaymentIntentCreateParams {
+  return {
+    amount: 2_500,
+    currency: 'usd',
+    payment_method: 'pm_card_visa',
+    confirm: true,
+    automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+    metadata: { order_id: orderId },
+    ...overrides,
+  };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  json: unknown;
+}
+
+/** A request without the SDK, to see the bytes and headers the SDK hides. */
+export async function raw(
+  emulator: StripeEmulator,
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  options: { params?: Record<string, unknown>; body?: string; idempotencyKey?: string; secretKey?: string | null } = {},
+): Promise<RawResponse> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  const secretKey = options.secretKey === undefined ? SECRET_KEY : options.secretKey;
+  if (secretKey !== null) headers.authorization = `Bearer ${secretKey}`;
+  if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+  const encoded = options.body ?? qs.stringify(options.params ?? {});
+  const url = method === 'GET' && encoded !== '' ? `${emulator.url}${path}?${encoded}` : `${emulator.url}${path}`;
+  const response = await fetch(url, { method, headers, ...(method === 'GET' ? {} : { body: encoded }) });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: text === '' ? null : (JSON.parse(text) as unknown) };
+}
+
+/** JSON from the control API. */
+export async function control(emulator: StripeEmulator, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) {
+  const response = await fetch(`${emulator.url}/_emulator${path}`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+/** The error a promise rejects with; fails the test if it resolves. */
+export async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof Error) return error;
+    throw new Error(`rejected with a non-Error: ${String(error)}`);
+  }
+  throw new Error('expected the request to fail, but it succeeded');
+}
+
+export async function paymentIntentsFor(stripe: Stripe, orderId: string): Promise<Stripe.PaymentIntent[]> {
+  const found = await stripe.paymentIntents.search({ query: `metadata['order_id']:'${orderId}'`, limit: 100 });
+  return found.data;
+}
+
+export function errorBody(response: RawResponse): Record<string, unknown> {
+  const envelope = response.json as { error?: Record<string, unknown> } | null;
+  if (!envelope?.error) throw new Error(`expected a Stripe error envelope, got ${response.text}`);
+  return envelope.error;
+}
