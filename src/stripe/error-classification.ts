@@ -22,12 +22,13 @@ export function classifyStripeError(error: unknown): StripeErrorClass {
     return { kind: 'retryable', reason: error instanceof Error ? error.message : String(error) };
   }
   if (error instanceof Stripe.errors.StripeCardError) {
-    const paymentIntent = (error.raw as { payment_intent?: { id?: string } }).payment_intent;
+    // The SDK types these as always present; Stripe omits them on some declines.
+    const raw = error.raw as { code?: string; decline_code?: string; payment_intent?: { id?: string } };
     return {
       kind: 'declined',
-      code: error.code ?? 'card_declined',
-      declineCode: error.decline_code ?? null,
-      paymentIntentId: paymentIntent?.id ?? null,
+      code: raw.code ?? 'card_declined',
+      declineCode: raw.decline_code ?? null,
+      paymentIntentId: raw.payment_intent?.id ?? null,
     };
   }
   if (error instanceof Stripe.errors.StripeIdempotencyError) {

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 
 /** Workflow source, for development workers; production loads the prebundled file. */
@@ -18,7 +18,7 @@ export interface OrderWorkerOptions {
    * How long in-flight activities get to finish after shutdown is requested. Default 30 s:
    * longer than the Stripe timeout, so a charge in flight ends with its outcome recorded.
    */
-  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
+  shutdownGraceTimeMs?: number;
 }
 
 /** The worker that runs the saga and its activities: one shape for the process and the tests. */
@@ -32,6 +32,6 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(options.deps),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 50,
-    shutdownGraceTime: options.shutdownGraceTime ?? '30s',
+    shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
   });
 }

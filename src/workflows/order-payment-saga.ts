@@ -155,7 +155,7 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
       try {
         await compensations.runInReverse();
       } catch (compensationError) {
-        const why = compensationError instanceof CompensationFailed ? `${compensationError.message}` : describeFailure(compensationError);
+        const why = compensationError instanceof CompensationFailed ? compensationError.message : describeFailure(compensationError);
         saga.finish('needs_review', why);
         await closeOrder(order.orderId, 'needs_review', why);
         throw ApplicationFailure.nonRetryable(`order ${order.orderId} needs review: ${why}`, FailureType.NeedsReview, {

@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withTransaction } from '../../src/db/transaction.js';
+import { allocateStock, OutOfStockError, releaseStock, setStock } from '../../src/inventory/stock.js';
+import { recordOrder } from '../../src/orders/orders.js';
+import { createTestDatabase, type TestDatabase } from '../support/database.js';
+
+let db: TestDatabase;
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(() => db.drop());
+
+async function newOrder(sku: string, quantity: number): Promise<string> {
+  const orderId = `S-${randomUUID().slice(0, 8)}`;
+  await recordOrder(
+    db.pool,
+    { orderId, customerId: 'c-1', amount: 100, currency: 'usd', paymentMethod: 'pm_card_visa', sku, quantity },
+    `order-payment-${orderId}`,
+  );
+  return orderId;
+}
+
+async function available(sku: string): Promise<number | undefined> {
+  const { rows } = await db.pool.query<{ available: number }>('select available from inventory where sku = $1', [sku]);
+  return rows[0]?.available;
+}
+
+describe('stock', () => {
+  it('I5: a retried allocation decrements once, and the release returns the units exactly once', async () => {
+    const sku = `sku-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 5);
+    const orderId = await newOrder(sku, 2);
+    const allocation = { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku, quantity: 2 };
+    const attempts = await Promise.all(
+      Array.from({ length: 4 }, () => withTransaction(db.pool, (client) => allocateStock(client, allocation))),
+    );
+    expect(attempts.filter((attempt) => !attempt.replayed)).toHaveLength(1);
+    expect(await available(sku)).toBe(3);
+
+    const release = { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock` };
+    const releases = await Promise.all(
+      Array.from({ length: 4 }, () => withTransaction(db.pool, (client) => releaseStock(client, release))),
+    );
+    expect(releases.map((r) => r.released).sort()).toEqual([0, 0, 0, 2]);
+    expect(await available(sku)).toBe(5);
+  });
+
+  it('I5: stock never goes negative when orders race for the last units', async () => {
+    const sku = `sku-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 1);
+    const orders = await Promise.all(Array.from({ length: 6 }, () => newOrder(sku, 1)));
+    const outcomes = await Promise.allSettled(
+      orders.map((orderId) =>
+        withTransaction(db.pool, (client) =>
+          allocateStock(client, { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku, quantity: 1 }),
+        ),
+      ),
+    );
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(1);
+    const refusals = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(refusals.every((outcome) => outcome.reason instanceof OutOfStockError)).toBe(true);
+    expect(await available(sku)).toBe(0);
+    const { rows } = await db.pool.query<{ count: number }>('select count(*)::int as count from stock_allocations where sku = $1', [sku]);
+    expect(rows[0]?.count).toBe(1);
+  });
+
+  it('releasing an allocation that never happened is a no-op', async () => {
+    const released = await withTransaction(db.pool, (client) =>
+      releaseStock(client, { allocationKey: `${randomUUID()}/allocate-stock`, releaseKey: 'x' }),
+    );
+    expect(released).toEqual({ released: 0 });
+  });
+
+  it('an unknown SKU is out of stock, not an error to retry', async () => {
+    const orderId = await newOrder('no-such-sku', 1);
+    await expect(
+      withTransaction(db.pool, (client) =>
+        allocateStock(client, { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku: 'no-such-sku', quantity: 1 }),
+      ),
+    ).rejects.toMatchObject({ name: 'OutOfStockError', known: false });
+  });
+});
