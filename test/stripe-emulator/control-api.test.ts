@@ -1,0 +1,123 @@
+import type Stripe from 'stripe';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
+import { chargeParams, control, raw, rejection, sdk } from './helpers.js';
+
+let emulator: StripeEmulator;
+let stripe: Stripe;
+
+beforeAll(async () => {
+  emulator = await startStripeEmulator({ port: 0 });
+  stripe = sdk(emulator);
+});
+afterAll(() => emulator.close());
+beforeEach(() => {
+  emulator.reset();
+});
+
+describe('inspection', () => {
+  it('dumps objects, keys and counters', async () => {
+    const intent = await stripe.paymentIntents.create(chargeParams('order-c1'), { idempotencyKey: 'key-c1' });
+    await stripe.paymentIntents.create(chargeParams('order-c1'), { idempotencyKey: 'key-c1' });
+    await rejection(stripe.paymentIntents.create(chargeParams('order-c1', { amount: 1 }), { idempotencyKey: 'key-c1' }));
+    await stripe.refunds.create({ payment_intent: intent.id, amount: 500 });
+
+    const { status, body } = await control(emulator, 'GET', '/state');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      retentionMs: 24 * 60 * 60 * 1000,
+      counters: {
+        requests: 4,
+        replays: 1,
+        conflicts: 1,
+        idempotencyErrors: 1,
+        idempotencyKeyInUse: 0,
+        responsesByStatus: { '200': 3, '400': 1 },
+      },
+    });
+    const [account] = body.accounts as { keyHint: string; paymentIntents: { id: string }[]; charges: unknown[]; refunds: { amount: number }[]; idempotencyKeys: { key: string; state: string; status: number }[] }[];
+    expect(account?.keyHint).toBe('sk_test_****ance');
+    expect(account?.paymentIntents.map((pi) => pi.id)).toEqual([intent.id]);
+    expect(account?.charges).toHaveLength(1);
+    expect(account?.refunds.map((refund) => refund.amount)).toEqual([500]);
+    expect(account?.idempotencyKeys.find((key) => key.key === 'key-c1')).toMatchObject({ state: 'completed', status: 200 });
+    expect(JSON.stringify(body)).not.toContain('sk_test_emulator_conformance');
+
+    const counters = await control(emulator, 'GET', '/counters');
+    expect(counters.body).toEqual(emulator.counters());
+  });
+
+  it('counts faults by kind', async () => {
+    emulator.addFault({ kind: 'fail_before_execution', path: '/v1/payment_intents', count: 2 });
+    emulator.addFault({ kind: 'latency', latencyMs: 1, path: '/v1/refunds' });
+    await raw(emulator, 'GET', '/v1/payment_intents');
+    await raw(emulator, 'GET', '/v1/payment_intents');
+    await raw(emulator, 'GET', '/v1/refunds');
+    expect(emulator.counters().faults).toEqual({ drop_response: 0, fail_before_execution: 2, fail_during_execution: 0, latency: 1 });
+  });
+
+  it('resets everything', async () => {
+    await stripe.paymentIntents.create(chargeParams('order-c2'), { idempotencyKey: 'key-c2' });
+    emulator.addFault({ kind: 'latency', latencyMs: 1, path: '/v1/refunds' });
+    emulator.advanceClock(60_000);
+    const reset = await control(emulator, 'POST', '/reset');
+    expect(reset.status).toBe(200);
+    expect((await stripe.paymentIntents.list()).data).toEqual([]);
+    expect(emulator.listFaults()).toEqual([]);
+    expect(emulator.counters().requests).toBe(1);
+    expect((await control(emulator, 'GET', '/clock')).body.offsetMs).toBe(0);
+    const again = await stripe.paymentIntents.create(chargeParams('order-c2'), { idempotencyKey: 'key-c2' });
+    expect(again.lastResponse.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('moves the clock forward only', async () => {
+    const before = emulator.now();
+    const moved = await control(emulator, 'POST', '/clock/advance', { ms: 3_600_000 });
+    expect(moved.status).toBe(200);
+    expect(Number(moved.body.nowMs)).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect((await control(emulator, 'POST', '/clock/advance', { ms: -5 })).status).toBe(400);
+    const intent = await stripe.paymentIntents.create(chargeParams('order-c3'));
+    expect(intent.created * 1000).toBeGreaterThanOrEqual(before + 3_600_000 - 1_000);
+  });
+
+  it('answers health checks', async () => {
+    expect(await control(emulator, 'GET', '/health')).toEqual({ status: 200, body: { ok: true } });
+  });
+});
+
+describe('events', () => {
+  it('records Stripe Event objects for charges, declines and refunds', async () => {
+    const intent = await stripe.paymentIntents.create(chargeParams('order-e1'), { idempotencyKey: 'key-e1' });
+    await rejection(stripe.paymentIntents.create(chargeParams('order-e2', { payment_method: 'pm_card_chargeDeclined' })));
+    const refund = await stripe.refunds.create({ payment_intent: intent.id });
+
+    const { body } = await control(emulator, 'GET', '/events');
+    const events = body.data as { type: string; object: string; data: { object: { id: string } }; request: { idempotency_key: string | null } }[];
+    const types = events.map((event) => event.type);
+    for (const type of ['payment_intent.created', 'payment_intent.succeeded', 'payment_intent.payment_failed', 'charge.succeeded', 'charge.failed', 'charge.refunded', 'refund.created']) {
+      expect(types).toContain(type);
+    }
+    const succeeded = events.find((event) => event.type === 'payment_intent.succeeded');
+    expect(succeeded).toMatchObject({ object: 'event', data: { object: { id: intent.id } }, request: { idempotency_key: 'key-e1' } });
+    const refunded = events.find((event) => event.type === 'refund.created');
+    expect(refunded?.data.object.id).toBe(refund.id);
+
+    const onlyRefunds = await control(emulator, 'GET', '/events?type=refund.created');
+    expect(onlyRefunds.body.data).toHaveLength(1);
+
+    // The same events through Stripe's own API, scoped to the key.
+    const viaApi = await stripe.events.list({ type: 'payment_intent.succeeded' });
+    expect(viaApi.data.map((event) => (event.data.object as { id: string }).id)).toEqual([intent.id]);
+    const one = await stripe.events.retrieve(viaApi.data[0]?.id ?? '');
+    expect(one.type).toBe('payment_intent.succeeded');
+  });
+
+  it('keeps a snapshot of the object as it was', async () => {
+    const intent = await stripe.paymentIntents.create(chargeParams('order-e3', { confirm: false }));
+    await stripe.paymentIntents.cancel(intent.id);
+    const created = emulator.events({ type: 'payment_intent.created' })[0];
+    expect((created?.data.object as Stripe.PaymentIntent).status).toBe('requires_confirmation');
+    const canceled = emulator.events({ type: 'payment_intent.canceled' })[0];
+    expect((canceled?.data.object as Stripe.PaymentIntent).status).toBe('canceled');
+  });
+});
