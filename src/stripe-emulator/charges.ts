@@ -4,7 +4,6 @@ import { resourceMissing } from './errors.js';
 import { newId } from './ids.js';
 import { rejectUnknownParams } from './params.js';
 import type { TestCard } from './payment-methods.js';
-import type { AccountState } from './store.js';
 
 /** The Charge a confirmation attempt creates; declined attempts create a failed one, as Stripe does. */
 export function createCharge(
@@ -106,17 +105,13 @@ export function createCharge(
   return charge;
 }
 
-export function findCharge(account: AccountState, id: string): Stripe.Charge | undefined {
-  return account.charges.get(id);
-}
-
 export const retrieveCharge: Endpoint = {
   method: 'GET',
   path: '/v1/charges/:id',
   prepare(ctx) {
     rejectUnknownParams(ctx.params, ['expand']);
     const id = ctx.pathParams.id ?? '';
-    const charge = findCharge(ctx.account, id);
+    const charge = ctx.account.charges.get(id);
     if (!charge) throw resourceMissing('charge', id, 'id', 404);
     return () => charge;
   },

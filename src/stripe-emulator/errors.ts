@@ -4,8 +4,7 @@ export type StripeErrorType =
   | 'api_error'
   | 'card_error'
   | 'idempotency_error'
-  | 'invalid_request_error'
-  | 'rate_limit_error';
+  | 'invalid_request_error';
 
 /** The object under `error` in Stripe's error envelope; the SDK copies these fields onto its error classes. */
 export interface StripeErrorBody {

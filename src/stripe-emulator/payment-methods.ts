@@ -49,10 +49,6 @@ export function findTestCard(id: string): TestCard | undefined {
   return CATALOGUE.get(id);
 }
 
-export function testCardIds(): string[] {
-  return [...CATALOGUE.keys()];
-}
-
 /** The PaymentMethod object Stripe embeds in decline errors and `last_payment_error`. */
 export function paymentMethodObject(card: TestCard, created: number): Stripe.PaymentMethod {
   return {

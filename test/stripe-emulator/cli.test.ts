@@ -67,7 +67,8 @@ afterEach(async () => {
 describe('npm run stripe-emulator', () => {
   it('listens on the given port and logs one line per request', async () => {
     const port = await freePort();
-    child = spawn('npm', ['run', '--silent', 'stripe-emulator', '--', '--port', String(port)], {
+    const fault = JSON.stringify({ kind: 'latency', latencyMs: 1, path: '/v1/refunds', count: 3 });
+    child = spawn('npm', ['run', '--silent', 'stripe-emulator', '--', '--port', String(port), '--fault', fault], {
       cwd: repoRoot,
       detached: true,
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -75,6 +76,8 @@ describe('npm run stripe-emulator', () => {
     const output = lines(child);
     const started = await output.next((line) => line.includes('stripe emulator listening'));
     expect(started).toContain(`http://127.0.0.1:${port}`);
+    const faults = (await (await fetch(`http://127.0.0.1:${port}/_emulator/faults`)).json()) as { data: unknown[] };
+    expect(faults.data).toEqual([expect.objectContaining({ kind: 'latency', path: '/v1/refunds', remaining: 3 })]);
 
     const response = await fetch(`http://127.0.0.1:${port}/v1/payment_intents`, {
       method: 'POST',
