@@ -24,7 +24,8 @@ import { describeFailure, failureDetailsOf, failureTypeOf } from './failure-type
 
 export const statusQuery = defineQuery<SagaStatus>('status');
 
-const RETRY_FOREVER = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 0 } as const;
+// No maximumAttempts: unset is unlimited. Steps stop on non-retryable failures, not on a count.
+const RETRY_FOREVER = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
 /** Postgres-only steps: retried until the database answers; an outage must not compensate orders. */
 const forward = proxyActivities<OrderActivities>({

@@ -1,0 +1,206 @@
+import type { Pool } from 'pg';
+import type Stripe from 'stripe';
+
+/** One broken guarantee, by order, in words an operator can act on. */
+export interface Violation {
+  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7';
+  orderId: string;
+  message: string;
+}
+
+export interface OrderReconciliation {
+  orderId: string;
+  status: string;
+  statusReason: string | null;
+  charges: number;
+  refunds: number;
+}
+
+export interface ReconciliationReport {
+  checkedAt: string;
+  orders: OrderReconciliation[];
+  violations: Violation[];
+}
+
+interface OrderRow {
+  order_id: string;
+  status: string;
+  status_reason: string | null;
+  amount_minor: number;
+  currency: string;
+}
+
+interface LedgerRow {
+  order_id: string;
+  kind: 'charge' | 'refund';
+  amount_minor: number;
+  currency: string;
+  stripe_object_id: string;
+  debits: number;
+  credits: number;
+}
+
+interface AllocationRow {
+  order_id: string;
+  state: 'allocated' | 'released';
+}
+
+const TERMINAL = new Set(['completed', 'declined', 'compensated', 'needs_review']);
+
+export interface CheckOptions {
+  db: Pool;
+  stripe: Stripe;
+  /** Only these orders. Default: every order in the database. */
+  orderIds?: string[];
+}
+
+/**
+ * Checks I1–I7 for every order by reading both sides: Stripe through the SDK's list endpoints
+ * (what really moved), and the ledger, stock and orders through SQL (what we believe moved).
+ * This is the daily reconciliation a payments team runs against its processor.
+ */
+export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): Promise<ReconciliationReport> {
+  const scope = orderIds ? new Set(orderIds) : null;
+  const inScope = (orderId: string | undefined): orderId is string =>
+    orderId !== undefined && (scope === null || scope.has(orderId));
+
+  const [orders, ledger, allocations, intents, refunds] = await Promise.all([
+    db.query<OrderRow>(
+      `select order_id, status, status_reason, amount_minor, currency from orders
+        where $1::text[] is null or order_id = any($1)`,
+      [orderIds ?? null],
+    ),
+    db.query<LedgerRow>(
+      `select t.order_id, t.kind, t.amount_minor, t.currency, t.stripe_object_id,
+              coalesce(sum(p.amount_minor) filter (where p.direction = 'debit'), 0)::bigint as debits,
+              coalesce(sum(p.amount_minor) filter (where p.direction = 'credit'), 0)::bigint as credits
+         from ledger_transactions t left join ledger_postings p on p.transaction_id = t.id
+        where $1::text[] is null or t.order_id = any($1)
+        group by t.id`,
+      [orderIds ?? null],
+    ),
+    db.query<AllocationRow>(
+      `select order_id, state from stock_allocations where $1::text[] is null or order_id = any($1)`,
+      [orderIds ?? null],
+    ),
+    listAll((params) => stripe.paymentIntents.list(params)),
+    listAll((params) => stripe.refunds.list(params)),
+  ]);
+
+  const violations: Violation[] = [];
+  const flag = (invariant: Violation['invariant'], orderId: string, message: string) =>
+    violations.push({ invariant, orderId, message });
+
+  const chargesByOrder = groupBy(
+    intents.filter((intent) => intent.status === 'succeeded' && inScope(intent.metadata.order_id)),
+    (intent) => intent.metadata.order_id ?? '',
+  );
+  const refundsByOrder = groupBy(
+    refunds.filter((refund) => refund.status !== 'failed' && refund.status !== 'canceled' && inScope(refund.metadata?.order_id ?? undefined)),
+    (refund) => refund.metadata?.order_id ?? '',
+  );
+  const ledgerByOrder = groupBy(ledger.rows, (row) => row.order_id);
+  const allocationsByOrder = groupBy(allocations.rows, (row) => row.order_id);
+  const stripeObjects = new Map<string, { amount: number; currency: string; kind: 'charge' | 'refund' }>();
+  for (const intent of intents) stripeObjects.set(intent.id, { amount: intent.amount, currency: intent.currency, kind: 'charge' });
+  for (const refund of refunds) stripeObjects.set(refund.id, { amount: refund.amount, currency: refund.currency, kind: 'refund' });
+
+  const report: OrderReconciliation[] = [];
+  const knownOrders = new Set(orders.rows.map((order) => order.order_id));
+  for (const orderId of new Set([...chargesByOrder.keys(), ...refundsByOrder.keys()])) {
+    if (!knownOrders.has(orderId)) flag('I3', orderId, 'Stripe holds money movements for an order the database does not know');
+  }
+
+  for (const order of orders.rows) {
+    const id = order.order_id;
+    const charges = chargesByOrder.get(id) ?? [];
+    const orderRefunds = refundsByOrder.get(id) ?? [];
+    const entries = ledgerByOrder.get(id) ?? [];
+    const orderAllocations = allocationsByOrder.get(id) ?? [];
+    report.push({ orderId: id, status: order.status, statusReason: order.status_reason, charges: charges.length, refunds: orderRefunds.length });
+
+    // I1: at most one successful charge.
+    if (charges.length > 1) flag('I1', id, `${charges.length} succeeded PaymentIntents: ${charges.map((c) => c.id).join(', ')}`);
+
+    // I2: compensated after a charge means exactly one full refund; completed means none.
+    const charged = charges.reduce((sum, charge) => sum + charge.amount, 0);
+    const refunded = orderRefunds.reduce((sum, refund) => sum + refund.amount, 0);
+    if (order.status === 'completed' && orderRefunds.length > 0) flag('I2', id, `completed order has ${orderRefunds.length} refund(s)`);
+    if (order.status === 'compensated' && charges.length > 0 && (orderRefunds.length !== 1 || refunded !== charged)) {
+      flag('I2', id, `compensated order charged ${charged} but has ${orderRefunds.length} refund(s) totalling ${refunded}`);
+    }
+    if (order.status === 'completed' && charges.length !== 1) flag('I2', id, `completed order has ${charges.length} succeeded charges`);
+    if (order.status === 'declined' && (charges.length > 0 || entries.length > 0)) {
+      flag('I2', id, 'declined order has a charge or ledger entries');
+    }
+
+    // I3: every Stripe movement has exactly one ledger twin, and every ledger entry has its Stripe object.
+    for (const movement of [...charges.map((c) => ({ id: c.id, amount: c.amount, currency: c.currency, kind: 'charge' as const })),
+      ...orderRefunds.map((r) => ({ id: r.id, amount: r.amount, currency: r.currency, kind: 'refund' as const }))]) {
+      const twins = entries.filter((entry) => entry.stripe_object_id === movement.id);
+      if (twins.length !== 1) flag('I3', id, `${movement.kind} ${movement.id} has ${twins.length} ledger transactions`);
+      for (const twin of twins) {
+        if (twin.amount_minor !== movement.amount || twin.currency !== movement.currency || twin.kind !== movement.kind) {
+          flag('I3', id, `ledger ${twin.kind} for ${movement.id} is ${twin.amount_minor} ${twin.currency}, Stripe says ${movement.kind} ${movement.amount} ${movement.currency}`);
+        }
+      }
+    }
+    for (const entry of entries) {
+      const object = stripeObjects.get(entry.stripe_object_id);
+      if (!object) flag('I3', id, `ledger ${entry.kind} ${entry.stripe_object_id} has no Stripe object`);
+      // I4: balanced, and balanced at the transaction's amount.
+      if (entry.debits !== entry.credits || entry.debits !== entry.amount_minor) {
+        flag('I4', id, `ledger ${entry.kind} ${entry.stripe_object_id} does not balance: debits ${entry.debits}, credits ${entry.credits}`);
+      }
+    }
+
+    // I5: a completed order holds its allocation; a compensated or declined one holds none.
+    const held = orderAllocations.filter((allocation) => allocation.state === 'allocated').length;
+    if (order.status === 'completed' && held !== 1) flag('I5', id, `completed order holds ${held} allocations`);
+    if ((order.status === 'compensated' || order.status === 'declined') && held !== 0) {
+      flag('I5', id, `${order.status} order still holds ${held} allocation(s)`);
+    }
+
+    // I6: every order ends, and needs_review says why.
+    if (!TERMINAL.has(order.status)) flag('I6', id, `order is still '${order.status}'`);
+    if (order.status === 'needs_review' && !order.status_reason) flag('I6', id, 'needs_review without a reason');
+  }
+
+  // I5 across the catalogue: the check constraint makes this impossible; say so if it ever is not.
+  const negative = await db.query<{ sku: string }>('select sku from inventory where available < 0');
+  for (const row of negative.rows) flag('I5', '*', `stock of ${row.sku} is negative`);
+
+  // I7: a key is never answered with another payload's effect: each ledger key carries one
+  // Stripe object, and each Stripe key (run + activity) created one object.
+  const keyed = groupBy(intents.filter((intent) => inScope(intent.metadata.order_id)), (intent) => `${intent.metadata.run_id ?? ''}/${intent.metadata.activity_id ?? ''}`);
+  for (const [key, created] of keyed) {
+    if (created.length > 1) flag('I7', created[0]?.metadata.order_id ?? '*', `key ${key} created ${created.length} PaymentIntents`);
+  }
+
+  return { checkedAt: new Date().toISOString(), orders: report, violations };
+}
+
+async function listAll<T extends { id: string }>(
+  page: (params: { limit: number; starting_after?: string }) => Promise<Stripe.ApiList<T>>,
+): Promise<T[]> {
+  const all: T[] = [];
+  let startingAfter: string | undefined;
+  for (;;) {
+    const result = await page({ limit: 100, ...(startingAfter && { starting_after: startingAfter }) });
+    all.push(...result.data);
+    const last = result.data.at(-1);
+    if (!result.has_more || !last) return all;
+    startingAfter = last.id;
+  }
+}
+
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
+}

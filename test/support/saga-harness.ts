@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type Stripe from 'stripe';
+import { expect, inject } from 'vitest';
+import type { ActivityDeps } from '../../src/activities/index.js';
+import type { OrderInput } from '../../src/domain/order-input.js';
+import { setStock } from '../../src/inventory/stock.js';
+import { checkInvariants, type ReconciliationReport } from '../../src/reconcile/invariant-checker.js';
+import { startOrder, type StartedOrder } from '../../src/starter/start-order.js';
+import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
+import { createStripeClient } from '../../src/stripe/client.js';
+import { createOrderWorker } from '../../src/temporal/order-worker.js';
+import type { orderPaymentSaga } from '../../src/workflows/index.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
+
+export const STRIPE_TEST_KEY = 'sk_test_order_payments_suite';
+
+export interface SagaHarness {
+  db: TestDatabase;
+  emulator: StripeEmulator;
+  stripe: Stripe;
+  client: Client;
+  taskQueue: string;
+  temporalAddress: string;
+  /** A valid order with a fresh ID and a SKU stocked for it. */
+  newOrder(overrides?: Partial<OrderInput>): Promise<OrderInput>;
+  start(order: OrderInput): Promise<StartedOrder>;
+  handle(order: OrderInput): WorkflowHandle<typeof orderPaymentSaga>;
+  /** Runs the invariant checker over these orders and fails the test on any violation. */
+  expectInvariants(orderIds: string[]): Promise<ReconciliationReport>;
+  /** Starts (or restarts) the in-process worker. */
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  /** Start an in-process worker. Default true; crash tests run workers as child processes. */
+  worker?: boolean;
+  deps?: Partial<ActivityDeps>;
+}
+
+/**
+ * Real components for one test file: its own PostgreSQL database, its own Stripe emulator,
+ * its own task queue and worker on the run's shared Temporal dev server.
+ */
+export async function startSagaHarness(options: HarnessOptions = {}): Promise<SagaHarness> {
+  quietTemporalLogs();
+  const temporalAddress = inject('temporalAddress');
+  const db = await createTestDatabase();
+  const emulator = await startStripeEmulator({ port: 0 });
+  const stripe = createStripeClient({ secretKey: STRIPE_TEST_KEY, apiBase: emulator.url, timeoutMs: 10_000 });
+  const connection = await Connection.connect({ address: temporalAddress });
+  const client = new Client({ connection, namespace: 'default' });
+  const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
+  const taskQueue = `test-${randomUUID()}`;
+  let worker: { instance: Worker; running: Promise<void> } | null = null;
+
+  const harness: SagaHarness = {
+    db,
+    emulator,
+    stripe,
+    client,
+    taskQueue,
+    temporalAddress,
+    async newOrder(overrides = {}) {
+      const orderId = `T-${randomUUID().slice(0, 13)}`;
+      const order: OrderInput = {
+        orderId,
+        customerId: 'cust-1',
+        amount: 2500,
+        currency: 'usd',
+        paymentMethod: 'pm_card_visa',
+        sku: `sku-${orderId}`,
+        quantity: 1,
+        ...overrides,
+      };
+      if (!overrides.sku) await setStock(db.pool, order.sku, 10);
+      return order;
+    },
+    start: (order) => startOrder(client, taskQueue, order),
+    handle: (order) => client.workflow.getHandle<typeof orderPaymentSaga>(`order-payment-${order.orderId}`),
+    async expectInvariants(orderIds) {
+      const report = await checkInvariants({ db: db.pool, stripe, orderIds });
+      expect(report.violations).toEqual([]);
+      return report;
+    },
+    async startWorker() {
+      if (worker) return;
+      const instance = await createOrderWorker({
+        connection: nativeConnection,
+        namespace: 'default',
+        taskQueue,
+        deps: { db: db.pool, stripe, ...options.deps },
+        workflowBundlePath: inject('workflowBundlePath'),
+        shutdownGraceTimeMs: 5_000,
+      });
+      worker = { instance, running: instance.run() };
+    },
+    async stopWorker() {
+      if (!worker) return;
+      worker.instance.shutdown();
+      await worker.running;
+      worker = null;
+    },
+    async close() {
+      await harness.stopWorker();
+      await nativeConnection.close();
+      await connection.close();
+      await emulator.close();
+      await db.drop();
+    },
+  };
+  if (options.worker ?? true) await harness.startWorker();
+  return harness;
+}
+
+/** What Stripe holds for one order: every PaymentIntent and Refund carrying its order_id. */
+export async function stripeObjectsFor(stripe: Stripe, orderId: string) {
+  const intents = await stripe.paymentIntents.search({ query: `metadata['order_id']:'${orderId}'`, limit: 100 });
+  const refunds = (await stripe.refunds.list({ limit: 100 })).data.filter((refund) => refund.metadata?.order_id === orderId);
+  return {
+    intents: intents.data,
+    succeeded: intents.data.filter((intent) => intent.status === 'succeeded'),
+    refunds,
+  };
+}
+
+let runtimeInstalled = false;
+/** Workers log at WARN in tests, so a failing test's output shows what matters. */
+function quietTemporalLogs(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
