@@ -72,6 +72,7 @@ export function createChargePayment(deps: ActivityDeps) {
     }
 
     // Phase 2: the Stripe call. Re-sending under the same key is what makes a lost response safe.
+    log.info('creating PaymentIntent', { idempotencyKey: key, attempt: record.attempts, orderId: order.orderId });
     let paymentIntent: Stripe.PaymentIntent;
     try {
       paymentIntent = await deps.stripe.paymentIntents.create(params, { idempotencyKey: key });

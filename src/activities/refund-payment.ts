@@ -63,6 +63,7 @@ export function createRefundPayment(deps: ActivityDeps) {
     }
 
     // Phase 3: the Stripe call, then the outcome.
+    log.info('creating Refund', { idempotencyKey: refundKey, paymentIntentId: charge.paymentIntentId, orderId: input.orderId });
     const refund = await createRefund(deps.stripe, input, refundKey, request);
     failpoint('refund.after-stripe');
     const result: RefundResult = {

@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+let harness: SagaHarness;
+
+beforeAll(async () => {
+  harness = await startSagaHarness({ worker: false });
+});
+afterAll(() => harness.close());
+
+function startWorkerProcess() {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: harness.db.url,
+      STRIPE_SECRET_KEY: 'sk_test_order_payments_suite',
+      STRIPE_API_BASE: harness.emulator.url,
+      TEMPORAL_ADDRESS: harness.temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: harness.taskQueue,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  for (let waited = 0; waited < 60_000; waited += 100) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('the worker process', () => {
+  it('on SIGTERM lets the in-flight charge finish and record, then exits cleanly; logs carry IDs and key', async () => {
+    const worker = startWorkerProcess();
+    await until(() => worker.output().includes('worker started'), 'the worker to start');
+    const order = await harness.newOrder();
+    harness.emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, latencyMs: 2_000 });
+    const started = await harness.start(order);
+    await until(() => worker.output().includes('creating PaymentIntent'), 'the charge to be in flight');
+
+    worker.child.kill('SIGTERM');
+    const [code] = (await once(worker.child, 'exit')) as [number | null];
+    expect(code).toBe(0);
+    expect(worker.output()).toContain('worker stopped');
+
+    // The charge that was in flight at SIGTERM finished and was recorded by that worker.
+    const { rows } = await harness.db.pool.query<{ state: string }>(
+      `select state from activity_idempotency where scope = 'stripe.charge' and idempotency_key like '%/charge-payment'
+         and result->>'paymentIntentId' in (select payment_intent_id from orders where order_id = $1)`,
+      [order.orderId],
+    );
+    expect(rows).toEqual([{ state: 'completed' }]);
+
+    const line = worker
+      .output()
+      .split('\n')
+      .filter((text) => text.startsWith('{'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>)
+      .find((entry) => entry.msg === 'creating PaymentIntent');
+    expect(line).toMatchObject({
+      workflowId: started.workflowId,
+      workflowRunId: started.runId,
+      activityId: 'charge-payment',
+      idempotencyKey: `${started.runId}/charge-payment`,
+    });
+
+    // A fresh worker finishes the order; one charge.
+    const next = startWorkerProcess();
+    try {
+      const result = await started.handle.result();
+      expect(result.status).toBe('completed');
+      expect((await stripeObjectsFor(harness.stripe, order.orderId)).succeeded).toHaveLength(1);
+      await harness.expectInvariants([order.orderId]);
+    } finally {
+      next.child.kill('SIGTERM');
+      await once(next.child, 'exit');
+    }
+  });
+});
