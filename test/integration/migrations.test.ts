@@ -1,12 +1,15 @@
+import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../../src/db/migrate.js';
+import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { createPool } from '../../src/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 describe('db:migrate', () => {
   let db: TestDatabase;
+  let files: string[];
   beforeAll(async () => {
     db = await createTestDatabase({ migrated: false });
+    files = (await readdir(MIGRATIONS_DIR)).filter((name) => name.endsWith('.sql')).sort();
   });
   afterAll(() => db.drop());
 
@@ -14,10 +17,9 @@ describe('db:migrate', () => {
     const other = createPool({ connectionString: db.url, max: 2 });
     try {
       const [first, second] = await Promise.all([migrate(db.pool), migrate(other)]);
-      const applied = [...first.applied, ...second.applied].sort();
-      expect(applied).toEqual(['001_orders_and_inventory.sql', '002_activity_idempotency.sql', '003_ledger.sql']);
-      const { rows } = await db.pool.query<{ count: number }>('select count(*)::int as count from schema_migrations');
-      expect(rows[0]?.count).toBe(3);
+      expect([...first.applied, ...second.applied].sort()).toEqual(files);
+      const { rows } = await db.pool.query<{ name: string }>('select name from schema_migrations order by name');
+      expect(rows.map((row) => row.name)).toEqual(files);
     } finally {
       await other.end();
     }
@@ -26,6 +28,6 @@ describe('db:migrate', () => {
   it('has nothing to do the second time', async () => {
     const again = await migrate(db.pool);
     expect(again.applied).toEqual([]);
-    expect(again.alreadyApplied).toHaveLength(3);
+    expect(again.alreadyApplied).toEqual(files);
   });
 });
