@@ -8,12 +8,14 @@ import { failpoint } from '../failpoints/failpoint.js';
 import {
   fenceKey,
   finishKey,
+  readKey,
   registerKey,
+  reopenFencedKey,
   type KeyRecord,
 } from '../idempotency/activity-idempotency-store.js';
 import { requestHash } from '../idempotency/request-hash.js';
 import { postLedgerTransaction } from '../ledger/ledger.js';
-import { claimCharge, setOrderStatus } from '../orders/orders.js';
+import { claimCharge, flagForReview, setOrderStatus } from '../orders/orders.js';
 import { classifyStripeError } from '../stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../stripe/order-search.js';
 import { currentActivityKey } from './activity-key.js';
@@ -130,10 +132,18 @@ async function recordCharge(
     status: 'succeeded',
   };
   return withTransaction(deps.db, async (client) => {
-    const finished = await finishKey(client, SCOPE, key, 'completed', result);
-    if (!finished) {
-      // Another attempt recorded it first: answer with exactly what it stored.
-      log.info('charge already recorded by another attempt', { idempotencyKey: key });
+    if (!(await finishKey(client, SCOPE, key, 'completed', result))) {
+      const existing = await readKey<StoredCharge>(client, SCOPE, key);
+      if (existing?.state === 'failed') {
+        // A compensation fenced this key while this attempt was still talking to Stripe, and
+        // Stripe charged. The money moved, so the books say so, and a person decides: the
+        // saga has already decided there was nothing to refund.
+        await reopenFencedKey(client, SCOPE, key, result);
+        await flagForReview(client, order.orderId, `charge ${result.paymentIntentId} completed after the saga fenced its key; refund it by hand`);
+        log.error('charge completed after its key was fenced; order flagged for review', { idempotencyKey: key });
+      } else {
+        log.info('charge already recorded by another attempt', { idempotencyKey: key });
+      }
     }
     await postLedgerTransaction(client, {
       orderId: order.orderId,

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DatabaseError } from 'pg';
 import { FailureType } from '../domain/failures.js';
 import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
-import { OutOfStockError } from '../inventory/stock.js';
+import { AllocationReleasedError, OutOfStockError } from '../inventory/stock.js';
 import { OrderAlreadyChargedError } from '../orders/orders.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -24,6 +24,9 @@ export function toActivityFailure(error: unknown): unknown {
       sku: error.sku,
       requested: error.requested,
     });
+  }
+  if (error instanceof AllocationReleasedError) {
+    return ApplicationFailure.nonRetryable(error.message, FailureType.OrderNotConfirmable, { key: error.key });
   }
   if (error instanceof OrderAlreadyChargedError) {
     return ApplicationFailure.nonRetryable(error.message, FailureType.OrderAlreadyCharged, { orderId: error.orderId });

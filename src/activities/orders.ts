@@ -1,4 +1,6 @@
-import { recordOrder, setOrderStatus } from '../orders/orders.js';
+import { ApplicationFailure } from '@temporalio/common';
+import { FailureType } from '../domain/failures.js';
+import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { RecordOrderInput, SetOrderStatusInput } from './types.js';
@@ -9,9 +11,19 @@ export function createOrderActivities(deps: ActivityDeps) {
     async recordOrder(input: RecordOrderInput): Promise<void> {
       await mappingFailures(() => recordOrder(deps.db, input.order, input.workflowId));
     },
-    /** Marks the order completed: the last forward step. */
+    /**
+     * Marks the order completed: the last forward step. An order that has already ended
+     * otherwise (a reset run replaying a compensated order) is not confirmed: the workflow must
+     * not report completed what the books say was undone.
+     */
     async confirmOrder(input: { orderId: string }): Promise<void> {
-      await setOrderStatus(deps.db, input.orderId, { status: 'completed' });
+      if (await setOrderStatus(deps.db, input.orderId, { status: 'completed' })) return;
+      const current = await orderStatus(deps.db, input.orderId);
+      throw ApplicationFailure.nonRetryable(
+        `order ${input.orderId} cannot be confirmed from status '${current ?? 'unknown'}'`,
+        FailureType.OrderNotConfirmable,
+        { status: current },
+      );
     },
     /** Moves the order to a compensation or terminal status, with the reason a person will read. */
     async setOrderStatus(input: SetOrderStatusInput): Promise<void> {

@@ -24,6 +24,12 @@ export const FailureType = {
   ChargeAttemptExpired: 'ChargeAttemptExpired',
   /** The order's charge was claimed by another key: charging again would be a second charge. */
   OrderAlreadyCharged: 'OrderAlreadyCharged',
+  /**
+   * The order cannot move forward any more: it already ended (a reset run replaying an order
+   * whose allocation was released or that was compensated). The saga compensates again, which
+   * replays every compensation as a no-op.
+   */
+  OrderNotConfirmable: 'OrderNotConfirmable',
   /** A compensation failed permanently: a person must look at this order. */
   NeedsReview: 'NeedsReview',
 } as const;

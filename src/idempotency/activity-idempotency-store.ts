@@ -130,3 +130,16 @@ export async function fenceKey<Result>(
   if (!existing) throw new Error(`activity_idempotency row for ${fence.scope} '${fence.key}' vanished`);
   return existing;
 }
+
+/**
+ * Replaces a fence with the outcome that really happened: an attempt already in flight when
+ * the key was fenced came back with a charge. Only fences are reopened; a real failure stands.
+ */
+export async function reopenFencedKey(client: PoolClient, scope: IdempotencyScope, key: string, result: object): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `update activity_idempotency set state = 'completed', result = $3, updated_at = now()
+      where scope = $1 and idempotency_key = $2 and state = 'failed' and (result->>'fenced')::boolean`,
+    [scope, key, JSON.stringify(result)],
+  );
+  return rowCount === 1;
+}

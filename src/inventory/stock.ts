@@ -14,6 +14,14 @@ export class OutOfStockError extends Error {
   }
 }
 
+/** The allocation under this key was made and later released: it cannot be replayed as held. */
+export class AllocationReleasedError extends Error {
+  override readonly name = 'AllocationReleasedError';
+  constructor(readonly key: string) {
+    super(`allocation '${key}' was released by a compensation; it cannot be held again under the same key`);
+  }
+}
+
 export interface Allocation {
   idempotencyKey: string;
   orderId: string;
@@ -36,13 +44,15 @@ export async function allocateStock(client: PoolClient, allocation: Allocation):
     [allocation.idempotencyKey, allocation.orderId, allocation.sku, allocation.quantity, hash],
   );
   if (inserted.rowCount === 0) {
-    const { rows } = await client.query<{ request_hash: string }>(
-      'select request_hash from stock_allocations where idempotency_key = $1',
+    const { rows } = await client.query<{ request_hash: string; state: 'allocated' | 'released' }>(
+      'select request_hash, state from stock_allocations where idempotency_key = $1',
       [allocation.idempotencyKey],
     );
     const existing = rows[0];
     if (!existing) throw new OutOfStockError(allocation.sku, allocation.quantity, false);
     if (existing.request_hash !== hash) throw new IdempotencyConflictError('stock', allocation.idempotencyKey);
+    // Released by a compensation: the intent was undone, and replaying it as held would lie.
+    if (existing.state === 'released') throw new AllocationReleasedError(allocation.idempotencyKey);
     return { replayed: true };
   }
   const decremented = await client.query(

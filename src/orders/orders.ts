@@ -76,19 +76,53 @@ export interface OrderStatusChange {
 }
 
 /**
- * Moves the order's status. Terminal statuses are final: once completed, declined, compensated
- * or needs_review, a late or replayed write cannot move the order back.
+ * The statuses an order may move to each status from. Moves only go forward, and terminal
+ * statuses are final, so a late attempt, a replay or a reset run cannot move an order back:
+ * a charge recorded late cannot turn a compensating order into a paid one. Each status may
+ * also be written again (a retry), which only fills in missing IDs.
  */
-export async function setOrderStatus(db: Queryable, orderId: string, change: OrderStatusChange): Promise<void> {
-  await db.query(
+const ALLOWED_FROM: Record<OrderStatus, readonly OrderStatus[]> = {
+  pending: ['pending'],
+  paid: ['pending', 'paid'],
+  allocated: ['paid', 'allocated'],
+  completed: ['allocated', 'completed'],
+  declined: ['pending', 'declined'],
+  compensating: ['pending', 'paid', 'allocated', 'compensating'],
+  compensated: ['compensating', 'compensated'],
+  needs_review: ['pending', 'paid', 'allocated', 'compensating', 'needs_review'],
+};
+
+/**
+ * Moves the order's status if the move is allowed from where it stands. Returns false when it
+ * was not (the order is elsewhere, or unknown); callers for whom that matters check it.
+ */
+export async function setOrderStatus(db: Queryable, orderId: string, change: OrderStatusChange): Promise<boolean> {
+  const { rowCount } = await db.query(
     `update orders
         set status = $2,
             status_reason = coalesce($3, status_reason),
             payment_intent_id = coalesce($4, payment_intent_id),
             refund_id = coalesce($5, refund_id),
             updated_at = now()
-      where order_id = $1
-        and status not in ('completed', 'declined', 'compensated', 'needs_review')`,
-    [orderId, change.status, change.reason ?? null, change.paymentIntentId ?? null, change.refundId ?? null],
+      where order_id = $1 and status = any($6::text[])`,
+    [orderId, change.status, change.reason ?? null, change.paymentIntentId ?? null, change.refundId ?? null, ALLOWED_FROM[change.status]],
   );
+  return rowCount === 1;
+}
+
+/** The order's current status, or null for an unknown order. */
+export async function orderStatus(db: Queryable, orderId: string): Promise<OrderStatus | null> {
+  const { rows } = await db.query<{ status: OrderStatus }>('select status from orders where order_id = $1', [orderId]);
+  return rows[0]?.status ?? null;
+}
+
+/**
+ * Puts an order in front of a person whatever its status: used only when the records contradict
+ * a decision already taken (money moved after the saga decided it had not).
+ */
+export async function flagForReview(db: Queryable, orderId: string, reason: string): Promise<void> {
+  await db.query(`update orders set status = 'needs_review', status_reason = $2, updated_at = now() where order_id = $1`, [
+    orderId,
+    reason,
+  ]);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/db/transaction.js';
-import { allocateStock, OutOfStockError, releaseStock, setStock } from '../../src/inventory/stock.js';
+import { AllocationReleasedError, allocateStock, OutOfStockError, releaseStock, setStock } from '../../src/inventory/stock.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -80,5 +80,22 @@ describe('stock', () => {
         allocateStock(client, { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku: 'no-such-sku', quantity: 1 }),
       ),
     ).rejects.toMatchObject({ name: 'OutOfStockError', known: false });
+  });
+});
+
+describe('stock after a compensation', () => {
+  it('refuses to replay a released allocation as held, so a reset run cannot report stock it gave back', async () => {
+    const sku = `sku-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 2);
+    const orderId = await newOrder(sku, 1);
+    const allocation = { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku, quantity: 1 };
+    await withTransaction(db.pool, (client) => allocateStock(client, allocation));
+    await withTransaction(db.pool, (client) =>
+      releaseStock(client, { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock` }),
+    );
+    await expect(withTransaction(db.pool, (client) => allocateStock(client, allocation))).rejects.toBeInstanceOf(
+      AllocationReleasedError,
+    );
+    expect(await available(sku)).toBe(2);
   });
 });
