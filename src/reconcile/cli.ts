@@ -1,0 +1,56 @@
+import { Command, InvalidArgumentError } from 'commander';
+import { ConfigError } from '../config/config-error.js';
+import { loadAll, loadDatabaseSettings, loadStripeSettings } from '../config/settings.js';
+import { createPool } from '../db/pool.js';
+import { orderInputSchema } from '../domain/order-input.js';
+import { createStripeClient } from '../stripe/client.js';
+import { checkInvariants } from './invariant-checker.js';
+import { formatSummary, summarize } from './summary.js';
+
+/** Exit codes a scheduler can alert on. */
+const Exit = { clean: 0, violations: 1, badConfig: 2, checkFailed: 3 } as const;
+
+const collectOrderId = (value: string, previous: string[]): string[] => {
+  const parsed = orderInputSchema.shape.orderId.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError(parsed.error.issues.map((issue) => issue.message).join('; '));
+  return [...previous, parsed.data];
+};
+
+const program = new Command('reconcile')
+  .description(
+    'Check invariants I1-I7 for every order (or the given ones) by reading Stripe and the ledger, stock and orders in PostgreSQL.\n' +
+      'Reads DATABASE_URL, STRIPE_SECRET_KEY and STRIPE_API_BASE (unset: Stripe test mode).\n' +
+      'Exit codes: 0 no violations, 1 violations found, 2 bad configuration or arguments, 3 the check could not run.',
+  )
+  .option('--order-id <id>', 'check only this order; repeat for more', collectOrderId, [])
+  .option('--json', 'print one JSON object instead of text', false)
+  .exitOverride((error) => process.exit(error.exitCode === 0 ? Exit.clean : Exit.badConfig))
+  .configureOutput({ writeErr: (text) => process.stderr.write(`reconcile: ${text}`) });
+
+async function main(): Promise<number> {
+  const flags = program.parse().opts<{ orderId: string[]; json: boolean }>();
+  const settings = loadAll({ database: loadDatabaseSettings, stripe: loadStripeSettings });
+  const db = createPool({ connectionString: settings.database.url, max: 4, applicationName: 'order-payments-reconcile' });
+  // Reads only, so the SDK may retry them itself.
+  const stripe = createStripeClient({ secretKey: settings.stripe.secretKey, apiBase: settings.stripe.apiBase, maxNetworkRetries: 2 });
+  try {
+    const report = await checkInvariants({ db, stripe, ...(flags.orderId.length > 0 && { orderIds: flags.orderId }) });
+    const summary = summarize(report);
+    console.log(flags.json ? JSON.stringify(summary) : formatSummary(summary));
+    return summary.ok ? Exit.clean : Exit.violations;
+  } finally {
+    await db.end();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof ConfigError) {
+      console.error(`reconcile: ${error.message}`);
+      process.exit(Exit.badConfig);
+    }
+    console.error(`reconcile: the check could not run: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(Exit.checkFailed);
+  },
+);
