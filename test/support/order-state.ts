@@ -1,0 +1,51 @@
+import type { Queryable } from '../../src/db/queryable.js';
+import type { IdempotencyScope, KeyState } from '../../src/idempotency/activity-idempotency-store.js';
+
+/** What PostgreSQL holds for one order, read with plain SQL so a test sees what the checker sees. */
+export async function orderRow(db: Queryable, orderId: string) {
+  const { rows } = await db.query<{ status: string; status_reason: string | null; payment_intent_id: string | null; refund_id: string | null }>(
+    'select status, status_reason, payment_intent_id, refund_id from orders where order_id = $1',
+    [orderId],
+  );
+  return rows[0];
+}
+
+export async function ledgerTransactions(db: Queryable, orderId: string) {
+  const { rows } = await db.query<{ kind: string; amount_minor: number; stripe_object_id: string }>(
+    'select kind, amount_minor::integer as amount_minor, stripe_object_id from ledger_transactions where order_id = $1 order by id',
+    [orderId],
+  );
+  return rows;
+}
+
+export async function stockAllocations(db: Queryable, orderId: string) {
+  const { rows } = await db.query<{ quantity: number; state: string }>(
+    'select quantity, state from stock_allocations where order_id = $1 order by created_at',
+    [orderId],
+  );
+  return rows;
+}
+
+export async function availableStock(db: Queryable, sku: string): Promise<number | undefined> {
+  const { rows } = await db.query<{ available: number }>('select available from inventory where sku = $1', [sku]);
+  return rows[0]?.available;
+}
+
+/** The `activity_idempotency` record of one key: its state and how many attempts presented it. */
+export async function keyRecord(db: Queryable, scope: IdempotencyScope, key: string) {
+  const { rows } = await db.query<{ state: KeyState; attempts: number }>(
+    'select state, attempts from activity_idempotency where scope = $1 and idempotency_key = $2',
+    [scope, key],
+  );
+  return rows[0];
+}
+
+/** Every key recorded for a scope whose key starts with the run's ID (one run's keys). */
+export async function keysOfRun(db: Queryable, scope: IdempotencyScope, originalRunId: string) {
+  const { rows } = await db.query<{ idempotency_key: string; state: KeyState; attempts: number }>(
+    `select idempotency_key, state, attempts from activity_idempotency
+      where scope = $1 and starts_with(idempotency_key, $2) order by created_at`,
+    [scope, `${originalRunId.toLowerCase()}/`],
+  );
+  return rows;
+}

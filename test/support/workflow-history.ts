@@ -1,0 +1,87 @@
+import type { WorkflowHandle } from '@temporalio/client';
+
+type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
+export type HistoryEvent = NonNullable<History['events']>[number];
+
+/** Event IDs are protobuf int64s: a number or a Long, depending on the decoder. */
+export function eventIdOf(value: HistoryEvent['eventId'] | number): number {
+  if (value === null || value === undefined) throw new Error('history event without an event ID');
+  return typeof value === 'number' ? value : value.toNumber();
+}
+
+/**
+ * A run's history, read by what the saga did: which activity was scheduled, completed and on
+ * which attempt, and where the workflow tasks between them are (the points a reset can target).
+ */
+export class SagaHistory {
+  private constructor(readonly events: HistoryEvent[]) {}
+
+  static async of(handle: WorkflowHandle): Promise<SagaHistory> {
+    const history = await handle.fetchHistory();
+    return new SagaHistory(history.events ?? []);
+  }
+
+  /** The ActivityTaskScheduled event of the activity with this explicit ID. */
+  scheduled(activityId: string): HistoryEvent {
+    const matching = this.events.filter((event) => event.activityTaskScheduledEventAttributes?.activityId === activityId);
+    if (matching.length !== 1) throw new Error(`expected one scheduled '${activityId}' in the history, found ${matching.length}`);
+    return matching[0] as HistoryEvent;
+  }
+
+  /** The attempt that finished the activity (Temporal records only the last attempt's start). */
+  completedAttempt(activityId: string): number {
+    const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
+    const started = this.events.find(
+      (event) => event.activityTaskStartedEventAttributes && eventIdOf(event.activityTaskStartedEventAttributes.scheduledEventId) === scheduledId,
+    );
+    const completed = this.events.some(
+      (event) => event.activityTaskCompletedEventAttributes && eventIdOf(event.activityTaskCompletedEventAttributes.scheduledEventId) === scheduledId,
+    );
+    if (!started?.activityTaskStartedEventAttributes || !completed) throw new Error(`activity '${activityId}' did not complete`);
+    return started.activityTaskStartedEventAttributes.attempt ?? 1;
+  }
+
+  /** The event ID of the activity's ActivityTaskCompleted. */
+  completedEventId(activityId: string): number {
+    const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
+    const completed = this.events.find(
+      (event) => event.activityTaskCompletedEventAttributes && eventIdOf(event.activityTaskCompletedEventAttributes.scheduledEventId) === scheduledId,
+    );
+    if (!completed) throw new Error(`activity '${activityId}' did not complete`);
+    return eventIdOf(completed.eventId);
+  }
+
+  /**
+   * The WorkflowTaskCompleted whose commands scheduled this activity: resetting to it replays
+   * everything before and runs the activity (and all after it) again.
+   */
+  workflowTaskThatScheduled(activityId: string): number {
+    const scheduled = this.scheduled(activityId);
+    const taskId = scheduled.activityTaskScheduledEventAttributes?.workflowTaskCompletedEventId;
+    if (taskId === null || taskId === undefined) throw new Error(`scheduled '${activityId}' names no workflow task`);
+    return eventIdOf(taskId);
+  }
+
+  /** The event ID of the activity's ActivityTaskScheduled. */
+  scheduledEventId(activityId: string): number {
+    return eventIdOf(this.scheduled(activityId).eventId);
+  }
+
+  /**
+   * Where a reset run took over: the WorkflowTaskFailed Temporal writes at the reset point.
+   * Events before it were copied from the base run; events after it this run produced itself.
+   * The last one counts: a reset of a reset run copies the earlier reset point too.
+   */
+  resetPoint(): number {
+    const failed = this.events.findLast((event) => event.workflowTaskFailedEventAttributes?.baseRunId);
+    if (!failed) throw new Error('history has no reset point: this run was not made by a reset');
+    return eventIdOf(failed.eventId);
+  }
+
+  /** The first event's record of the run this execution chain began with; Reset keeps it. */
+  originalExecutionRunId(): string {
+    const started = this.events[0]?.workflowExecutionStartedEventAttributes;
+    if (!started?.originalExecutionRunId) throw new Error('history does not start with WorkflowExecutionStarted');
+    return started.originalExecutionRunId;
+  }
+}
