@@ -1,0 +1,100 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { ActivityId } from '../../src/domain/activity-ids.js';
+import type { OrderInput } from '../../src/domain/order-input.js';
+import type { FailpointName } from '../../src/failpoints/failpoint.js';
+import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
+import { availableStock, keyRecord, ledgerTransactions, orderRow, stockAllocations } from '../support/order-state.js';
+import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
+import { stopWorkerProcesses } from '../support/worker-process.js';
+import { SagaHistory } from '../support/workflow-history.js';
+
+/**
+ * Rows 4 and 5 on the forward path: the worker process SIGKILLs itself inside the charge or
+ * the allocation, after its side effect and before it reports completion; a fresh worker
+ * process picks up Temporal's retry. Each test has its own database, emulator and task queue,
+ * so the tests wait out their start-to-close timeouts side by side.
+ */
+const harnesses: SagaHarness[] = [];
+afterAll(async () => {
+  await stopWorkerProcesses();
+  await Promise.all(harnesses.map((harness) => harness.close()));
+});
+
+const STOCKED = 10;
+const QUANTITY = 3;
+
+async function crashDuringOrder(failpoint: FailpointName): Promise<{ harness: SagaHarness; run: CrashRun & { result: { paymentIntentId: string | null } } }> {
+  const harness = await startSagaHarness({ worker: false });
+  harnesses.push(harness);
+  const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
+  const run = await crashThenRecover(harness, order, failpoint);
+  if (run.ending.ended !== 'returned') throw new Error(`the run ended ${run.ending.ended}; it should have completed`);
+  expect(run.ending.result).toMatchObject({ status: 'completed', orderId: order.orderId, refundId: null });
+  return { harness, run: { ...run, result: run.ending.result } };
+}
+
+/** One charge, booked once, stock taken once, the order completed: whatever the crash interrupted. */
+async function expectCompletedOnce(harness: SagaHarness, order: OrderInput, paymentIntentId: string | null, originalRunId: string) {
+  expect(paymentIntentId).toMatch(/^pi_/);
+  const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
+  expect(stripe.intents.map((intent) => [intent.id, intent.status])).toEqual([[paymentIntentId, 'succeeded']]);
+  expect(stripe.succeeded[0]?.metadata).toMatchObject({ run_id: originalRunId, activity_id: ActivityId.chargePayment });
+  expect(stripe.refunds).toEqual([]);
+  expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([
+    { kind: 'charge', amount_minor: order.amount, stripe_object_id: paymentIntentId },
+  ]);
+  expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([{ quantity: QUANTITY, state: 'allocated' }]);
+  expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED - QUANTITY);
+  expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'completed', payment_intent_id: paymentIntentId });
+  await harness.expectInvariants([order.orderId]);
+}
+
+describe.concurrent('failure matrix rows 4 and 5: the worker is killed inside a forward step', () => {
+  it(
+    'row 5: worker killed after Stripe answered the charge, before recording it: the retry replays under the same key, one charge',
+    async () => {
+      const { harness, run } = await crashDuringOrder('charge.after-stripe');
+      // Read before any check touches Stripe: the saga's own requests only.
+      const counters = harness.emulator.counters();
+
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.chargePayment)).toBe(2);
+      // The second attempt re-sent the charge under the first attempt's key; Stripe replayed it.
+      expect(counters.requests).toBe(2);
+      expect(counters.replays).toBe(1);
+      const chargeKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.chargePayment });
+      expect(await keyRecord(harness.db.pool, 'stripe.charge', chargeKey)).toEqual({ state: 'completed', attempts: 2 });
+      await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
+    },
+    CRASH_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'row 4: worker killed after the charge and its ledger entry committed, before completing: the retry is answered from Postgres, one ledger transaction',
+    async () => {
+      const { harness, run } = await crashDuringOrder('charge.after-ledger');
+      const counters = harness.emulator.counters();
+
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.chargePayment)).toBe(2);
+      // The retry found its key completed and never called Stripe.
+      expect(counters.requests).toBe(1);
+      expect(counters.replays).toBe(0);
+      const chargeKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.chargePayment });
+      expect(await keyRecord(harness.db.pool, 'stripe.charge', chargeKey)).toEqual({ state: 'completed', attempts: 2 });
+      await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
+    },
+    CRASH_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'row 4: worker killed after the stock allocation committed, before completing: the retry allocates nothing, stock taken once',
+    async () => {
+      const { harness, run } = await crashDuringOrder('allocate.after-commit');
+
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.allocateStock)).toBe(2);
+      expect(harness.emulator.counters().requests).toBe(1);
+      await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
+    },
+    CRASH_TEST_TIMEOUT_MS,
+  );
+});
