@@ -40,12 +40,3 @@ export async function keyRecord(db: Queryable, scope: IdempotencyScope, key: str
   return rows[0];
 }
 
-/** Every key recorded for a scope whose key starts with the run's ID (one run's keys). */
-export async function keysOfRun(db: Queryable, scope: IdempotencyScope, originalRunId: string) {
-  const { rows } = await db.query<{ idempotency_key: string; state: KeyState; attempts: number }>(
-    `select idempotency_key, state, attempts from activity_idempotency
-      where scope = $1 and starts_with(idempotency_key, $2) order by created_at`,
-    [scope, `${originalRunId.toLowerCase()}/`],
-  );
-  return rows;
-}
