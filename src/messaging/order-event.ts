@@ -1,0 +1,33 @@
+import { z } from 'zod';
+
+/**
+ * The events the outbox announces: the contract between the order service and every
+ * consumer. A consumer parses with `orderEventSchema` and never trusts a field it did not check.
+ */
+export const ORDER_EVENT_TYPES = ['order.paid', 'order.refunded', 'order.failed'] as const;
+export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
+
+/** Order statuses that end an order without the goods: each is announced as `order.failed`. */
+export const FAILED_ORDER_STATUSES = ['declined', 'compensated', 'needs_review'] as const;
+
+export const orderEventSchema = z.object({
+  event_type: z.enum(ORDER_EVENT_TYPES),
+  order_id: z.string().min(1),
+  /** The order's status when the event was written. */
+  status: z.string().min(1),
+  /** The charge's amount (paid), the refund's (refunded), or the order's (failed), in minor units. */
+  amount_minor: z.number().int().positive(),
+  currency: z.string().regex(/^[a-z]{3}$/, 'must be a lower-case ISO currency code such as usd'),
+  payment_intent_id: z.string().nullable(),
+  refund_id: z.string().nullable(),
+  /** Why the order failed or is being compensated; null for a plain payment. */
+  reason: z.string().nullable(),
+  /** When the change committed (the writing transaction's timestamp). */
+  occurred_at: z.iso.datetime({ offset: true }),
+});
+export type OrderEvent = z.infer<typeof orderEventSchema>;
+
+/** The subject an event is published on: `<prefix>.<event_type>`, e.g. `orders.order.paid`. */
+export function subjectFor(subjectPrefix: string, eventType: OrderEventType): string {
+  return `${subjectPrefix}.${eventType}`;
+}
