@@ -16,6 +16,7 @@ import {
 import { requestHash } from '../idempotency/request-hash.js';
 import { postLedgerTransaction } from '../ledger/ledger.js';
 import { claimCharge, flagForReview, setOrderStatus } from '../orders/orders.js';
+import { announceOrderFailed, announceOrderPaid } from '../outbox/order-events.js';
 import { classifyStripeError } from '../stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../stripe/order-search.js';
 import { currentActivityKey } from './activity-key.js';
@@ -132,6 +133,7 @@ async function recordCharge(
     status: 'succeeded',
   };
   return withTransaction(deps.db, async (client) => {
+    let flaggedForReview = false;
     if (!(await finishKey(client, SCOPE, key, 'completed', result))) {
       const existing = await readKey<StoredCharge>(client, SCOPE, key);
       if (existing?.state === 'failed') {
@@ -140,6 +142,7 @@ async function recordCharge(
         // saga has already decided there was nothing to refund.
         await reopenFencedKey(client, SCOPE, key, result);
         await flagForReview(client, order.orderId, `charge ${result.paymentIntentId} completed after the saga fenced its key; refund it by hand`);
+        flaggedForReview = true;
         log.error('charge completed after its key was fenced; order flagged for review', { idempotencyKey: key });
       } else {
         log.info('charge already recorded by another attempt', { idempotencyKey: key });
@@ -154,6 +157,13 @@ async function recordCharge(
       idempotencyKey: key,
     });
     await setOrderStatus(client, order.orderId, { status: 'paid', paymentIntentId: result.paymentIntentId });
+    // The outbox rule: the money moved, so its announcement commits with it.
+    await announceOrderPaid(client, order.orderId, {
+      amountMinor: result.amount,
+      currency: result.currency,
+      paymentIntentId: result.paymentIntentId,
+    });
+    if (flaggedForReview) await announceOrderFailed(client, order.orderId, { paymentIntentId: result.paymentIntentId });
     return result;
   });
 }
@@ -171,6 +181,7 @@ async function handleStripeError(deps: ActivityDeps, order: OrderInput, key: str
       await withTransaction(deps.db, async (client) => {
         await finishKey(client, SCOPE, key, 'failed', failure);
         await setOrderStatus(client, order.orderId, { status: 'declined', reason: classified.declineCode ?? classified.code });
+        await announceOrderFailed(client, order.orderId, { paymentIntentId: classified.paymentIntentId });
       });
       throw failureFor(failure);
     }

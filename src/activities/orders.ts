@@ -1,6 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { withTransaction } from '../db/transaction.js';
 import { FailureType } from '../domain/failures.js';
+import { FAILED_ORDER_STATUSES } from '../messaging/order-event.js';
 import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
+import { announceOrderFailed } from '../outbox/order-events.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { RecordOrderInput, SetOrderStatusInput } from './types.js';
@@ -25,9 +28,16 @@ export function createOrderActivities(deps: ActivityDeps) {
         { status: current },
       );
     },
-    /** Moves the order to a compensation or terminal status, with the reason a person will read. */
+    /**
+     * Moves the order to a compensation or terminal status, with the reason a person will read.
+     * An order that ends declined, compensated or needs_review announces `order.failed` in the
+     * same transaction.
+     */
     async setOrderStatus(input: SetOrderStatusInput): Promise<void> {
-      await setOrderStatus(deps.db, input.orderId, { status: input.status, reason: input.reason });
+      await withTransaction(deps.db, async (client) => {
+        await setOrderStatus(client, input.orderId, { status: input.status, reason: input.reason });
+        if ((FAILED_ORDER_STATUSES as readonly string[]).includes(input.status)) await announceOrderFailed(client, input.orderId);
+      });
     },
   };
 }

@@ -1,6 +1,7 @@
 import { withTransaction } from '../db/transaction.js';
 import { failpoint } from '../failpoints/failpoint.js';
 import { postLedgerTransaction } from '../ledger/ledger.js';
+import { announceOrderRefunded } from '../outbox/order-events.js';
 import { currentActivityKey } from './activity-key.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
@@ -16,16 +17,24 @@ export function createRecordRefund(deps: ActivityDeps) {
     if (refund.refundId === null || refund.currency === null) return { transactionId: null };
     const key = currentActivityKey(input.originalRunId);
     const posted = await mappingFailures(() =>
-      withTransaction(deps.db, (client) =>
-        postLedgerTransaction(client, {
+      withTransaction(deps.db, async (client) => {
+        const transaction = await postLedgerTransaction(client, {
           orderId: input.orderId,
           kind: 'refund',
           amountMinor: refund.amount,
           currency: refund.currency ?? '',
           stripeObjectId: refund.refundId ?? '',
           idempotencyKey: key,
-        }),
-      ),
+        });
+        // The outbox rule: the reversal and its announcement commit together.
+        await announceOrderRefunded(client, input.orderId, {
+          amountMinor: refund.amount,
+          currency: refund.currency ?? '',
+          refundId: refund.refundId ?? '',
+          paymentIntentId: refund.paymentIntentId,
+        });
+        return transaction;
+      }),
     );
     failpoint('record-refund.after-ledger');
     return { transactionId: posted.transactionId };
