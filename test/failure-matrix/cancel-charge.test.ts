@@ -22,7 +22,7 @@ const STOCKED = 10;
 describe('failure matrix row 8: the workflow is cancelled while the charge is in flight', () => {
   it('row 8: cancelled while Stripe is executing the charge: the charge lands and is refunded once, the run ends cancelled', async () => {
     const order = await harness.newOrder();
-    harness.emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, latencyMs: 3_000 });
+    harness.emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, latencyMs: 5_000 });
     const { handle } = await harness.start(order);
     // The charge request has reached Stripe and is being held there.
     await vi.waitFor(() => {

@@ -27,16 +27,18 @@ afterAll(async () => {
 const STOCKED = 10;
 const QUANTITY = 4;
 
-/** Makes PostgreSQL refuse to mark this order completed, so the saga retries its confirmation until cancelled. */
-async function refuseCompletion(harness: SagaHarness, orderId: string): Promise<void> {
+/**
+ * Makes PostgreSQL refuse to mark any order completed (the database is the test's own), so the
+ * saga retries its confirmation until it is cancelled.
+ */
+async function refuseCompletion(harness: SagaHarness): Promise<void> {
   await harness.db.pool.query(`
     create function refuse_completion() returns trigger language plpgsql as $$
     begin
       raise exception 'failure matrix: order % may not complete', new.order_id;
     end $$;
     create trigger refuse_completion before update of status on orders
-      for each row when (new.status = 'completed' and new.order_id = '${orderId}')
-      execute function refuse_completion();`);
+      for each row when (new.status = 'completed') execute function refuse_completion();`);
 }
 
 /** Cancels the order once its confirmation has been refused: charged and allocated, not completed. */
@@ -56,7 +58,7 @@ async function crashDuringCompensation(failpoint: FailpointName): Promise<{ harn
   const harness = await startSagaHarness({ worker: false });
   harnesses.push(harness);
   const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
-  await refuseCompletion(harness, order.orderId);
+  await refuseCompletion(harness);
   const run = await crashThenRecover(harness, order, failpoint, cancelWhileConfirmationIsRefused);
   return { harness, run };
 }
