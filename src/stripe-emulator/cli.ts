@@ -1,6 +1,12 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
-import { DEFAULT_RETENTION_MS, startStripeEmulator, type FaultRuleInput } from './index.js';
+import {
+  DEFAULT_ASYNC_SETTLE_MS,
+  DEFAULT_RETENTION_MS,
+  DEFAULT_WEBHOOK_DELIVERY,
+  startStripeEmulator,
+  type FaultRuleInput,
+} from './index.js';
 
 function integer(name: string, min: number) {
   return (value: string): number => {
@@ -20,12 +26,21 @@ function collectFault(value: string, previous: FaultRuleInput[]): FaultRuleInput
   }
 }
 
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 interface CliOptions {
   port: number;
   host: string;
   retentionMs: number;
   quiet: boolean;
   fault: FaultRuleInput[];
+  webhook: string[];
+  webhookSecret?: string;
+  asyncSettleMs: number;
+  webhookRetryMs: number;
+  webhookMaxAttempts: number;
 }
 
 const program = new Command()
@@ -35,7 +50,12 @@ const program = new Command()
   .option('--host <host>', 'interface to listen on', '127.0.0.1')
   .option('--retention-ms <ms>', 'how long idempotency keys are remembered', integer('retention-ms', 1), DEFAULT_RETENTION_MS)
   .option('-q, --quiet', 'do not log requests', false)
-  .option('--fault <json>', 'install a fault rule at start (repeatable)', collectFault, [])
+  .option('--fault <json>', 'install a fault rule at start (repeatable; webhook faults too)', collectFault, [])
+  .option('--webhook <url>', 'deliver every event to this URL, signed (repeatable)', collect, [])
+  .option('--webhook-secret <whsec>', "signing secret for --webhook endpoints (the receiver's STRIPE_WEBHOOK_SECRET); default: generated and logged")
+  .option('--async-settle-ms <ms>', 'wait before pm_card_async_* payments and their refunds settle', integer('async-settle-ms', 0), DEFAULT_ASYNC_SETTLE_MS)
+  .option('--webhook-retry-ms <ms>', 'first webhook retry delay; doubles per attempt', integer('webhook-retry-ms', 0), DEFAULT_WEBHOOK_DELIVERY.retryInitialMs)
+  .option('--webhook-max-attempts <n>', 'webhook attempts before a delivery is abandoned', integer('webhook-max-attempts', 1), DEFAULT_WEBHOOK_DELIVERY.maxAttempts)
   .parse();
 
 const options = program.opts<CliOptions>();
@@ -45,8 +65,15 @@ const emulator = await startStripeEmulator({
   host: options.host,
   retentionMs: options.retentionMs,
   logger: options.quiet ? false : logger,
+  asyncSettleMs: options.asyncSettleMs,
+  webhookDelivery: { retryInitialMs: options.webhookRetryMs, maxAttempts: options.webhookMaxAttempts },
 });
 for (const rule of options.fault) emulator.addFault(rule);
+for (const url of options.webhook) {
+  const secret = emulator.addWebhookEndpoint({ url, ...(options.webhookSecret !== undefined && { secret: options.webhookSecret }) });
+  // A secret the caller chose is theirs already; a generated one is printed so a receiver can use it.
+  logger.info({ url, ...(options.webhookSecret === undefined && { secret }) }, `delivering webhooks to ${url}`);
+}
 logger.info({ url: emulator.url, retentionMs: options.retentionMs, faults: options.fault.length }, `stripe emulator listening on ${emulator.url}`);
 
 const shutdown = (signal: NodeJS.Signals) => {

@@ -2,12 +2,21 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EmulatorCore } from './emulator.js';
 import { faultRuleSpecSchema } from './faults.js';
+import { webhookEndpointInputSchema, webhookEndpointObject } from './webhooks-endpoints.js';
 
 /** Outside `/v1`, so no Stripe path can ever collide with it. */
 export const CONTROL_PREFIX = '/_emulator';
 
 const advanceSchema = z.strictObject({ ms: z.number().int().min(0) });
 const eventsQuerySchema = z.object({ type: z.string().optional(), account: z.string().optional() });
+const settleSchema = z.strictObject({ outcome: z.enum(['succeeded', 'failed']).optional() });
+const webhookConfigSchema = z.strictObject({
+  retryInitialMs: z.number().int().min(0).optional(),
+  retryMaxMs: z.number().int().min(0).optional(),
+  maxAttempts: z.number().int().min(1).max(100).optional(),
+  timeoutMs: z.number().int().min(1).optional(),
+  asyncSettleMs: z.number().int().min(0).optional(),
+});
 
 /**
  * The control API: fault rules, the clock, counters, state dumps, recorded events and reset.
@@ -47,5 +56,32 @@ export function registerControlApi(app: FastifyInstance, core: EmulatorCore): vo
   app.get(`${CONTROL_PREFIX}/events`, (request) => {
     const filter = eventsQuerySchema.parse(request.query);
     return { object: 'list', data: core.events(filter) };
+  });
+
+  // Webhook endpoints registered here receive every account's events; the answer holds the secret.
+  app.post(`${CONTROL_PREFIX}/webhook_endpoints`, async (request, reply) => {
+    const record = core.webhookEndpoints.add(webhookEndpointInputSchema.parse(request.body));
+    return reply.code(201).send(webhookEndpointObject(record, true));
+  });
+  app.get(`${CONTROL_PREFIX}/webhook_endpoints`, () => ({
+    data: core.webhookEndpoints.list().map((record) => webhookEndpointObject(record, false)),
+  }));
+  app.delete<{ Params: { id: string } }>(`${CONTROL_PREFIX}/webhook_endpoints/:id`, async (request, reply) => {
+    const removed = core.webhookEndpoints.remove(request.params.id);
+    return reply.code(removed ? 200 : 404).send({ removed });
+  });
+  app.get(`${CONTROL_PREFIX}/webhooks/deliveries`, () => ({ data: core.webhooks.attempts() }));
+  app.get(`${CONTROL_PREFIX}/webhooks/config`, () => ({ ...core.webhooks.options, asyncSettleMs: core.settlements.delayMs }));
+  app.post(`${CONTROL_PREFIX}/webhooks/config`, (request) => {
+    const { asyncSettleMs, ...delivery } = webhookConfigSchema.parse(request.body);
+    if (asyncSettleMs !== undefined) core.settlements.configure(asyncSettleMs);
+    return { ...core.webhooks.configure(delivery), asyncSettleMs: core.settlements.delayMs };
+  });
+
+  // Settles a processing PaymentIntent now instead of after the async settle delay.
+  app.post<{ Params: { id: string } }>(`${CONTROL_PREFIX}/payment_intents/:id/settle`, async (request, reply) => {
+    const { outcome } = settleSchema.parse(request.body ?? {});
+    const settled = core.settlePaymentIntent(request.params.id, outcome);
+    return reply.code(settled ? 200 : 409).send({ settled });
   });
 }

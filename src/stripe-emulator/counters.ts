@@ -1,5 +1,28 @@
-export const FAULT_KINDS = ['drop_response', 'fail_before_execution', 'fail_during_execution', 'latency'] as const;
+export const FAULT_KINDS = [
+  'drop_response',
+  'fail_before_execution',
+  'fail_during_execution',
+  'latency',
+  'webhook_duplicate',
+  'webhook_reorder',
+  'webhook_delay',
+] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export interface WebhookCounters {
+  /** Every POST to an endpoint: first attempts, retries and duplicates. */
+  deliveries: number;
+  /** Attempts after a non-2xx answer, a timeout or a refused connection. */
+  retries: number;
+  /** Extra deliveries of an event already delivered (the webhook_duplicate fault). */
+  duplicates: number;
+  /** Attempts answered 2xx. */
+  succeeded: number;
+  /** Attempts that failed (non-2xx, timeout, connection error). */
+  failedAttempts: number;
+  /** Deliveries abandoned after the last retry. */
+  abandoned: number;
+}
 
 export interface CounterSnapshot {
   /** Every request to the Stripe API surface, including rejected ones. */
@@ -12,6 +35,7 @@ export interface CounterSnapshot {
   idempotencyErrors: number;
   faults: Record<FaultKind, number>;
   responsesByStatus: Record<string, number>;
+  webhooks: WebhookCounters;
 }
 
 /** What chaos runs and tests read to prove how often retries, replays and faults happened. */
@@ -25,8 +49,9 @@ export class Counters {
       conflicts: 0,
       idempotencyKeyInUse: 0,
       idempotencyErrors: 0,
-      faults: { drop_response: 0, fail_before_execution: 0, fail_during_execution: 0, latency: 0 },
+      faults: Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>,
       responsesByStatus: {},
+      webhooks: { deliveries: 0, retries: 0, duplicates: 0, succeeded: 0, failedAttempts: 0, abandoned: 0 },
     };
   }
 
@@ -55,6 +80,10 @@ export class Counters {
   response(status: number): void {
     const key = String(status);
     this.#snapshot.responsesByStatus[key] = (this.#snapshot.responsesByStatus[key] ?? 0) + 1;
+  }
+
+  webhook(counter: keyof WebhookCounters): void {
+    this.#snapshot.webhooks[counter] += 1;
   }
 
   snapshot(): CounterSnapshot {

@@ -1,4 +1,5 @@
 import type Stripe from 'stripe';
+import { AsyncSettlement } from './async-settlement.js';
 import { Clock } from './clock.js';
 import { Counters, type CounterSnapshot } from './counters.js';
 import type { EmulatedEvent } from './events.js';
@@ -6,6 +7,8 @@ import { FaultInjector, type FaultRule } from './faults.js';
 import { DEFAULT_RETENTION_MS, IdempotencyStore, type KeySummary } from './idempotency.js';
 import type { PipelineDeps } from './pipeline.js';
 import { newestFirst, Store } from './store.js';
+import { WebhookDispatcher, type WebhookDeliveryOptions } from './webhooks-delivery.js';
+import { WebhookEndpointRegistry } from './webhooks-endpoints.js';
 
 export interface AccountDump {
   id: string;
@@ -31,16 +34,34 @@ export interface EventFilter {
   account?: string | undefined;
 }
 
+export interface EmulatorCoreOptions {
+  retentionMs?: number;
+  /** Wait before asynchronous payments and refunds settle. */
+  asyncSettleMs?: number;
+  webhookDelivery?: Partial<WebhookDeliveryOptions>;
+}
+
 /** All in-memory state of one emulator, shared by the Stripe API, the control API and tests. */
 export class EmulatorCore implements PipelineDeps {
   readonly clock = new Clock();
-  readonly store = new Store();
+  // Every recorded event goes to webhook delivery.
+  readonly store = new Store((account, event) => {
+    this.webhooks.enqueue(account, event);
+  });
   readonly faults = new FaultInjector();
   readonly counters = new Counters();
   readonly idempotency: IdempotencyStore;
+  readonly webhookEndpoints = new WebhookEndpointRegistry(this.clock);
+  readonly webhooks: WebhookDispatcher;
+  readonly settlements: AsyncSettlement;
 
-  constructor(retentionMs: number = DEFAULT_RETENTION_MS) {
-    this.idempotency = new IdempotencyStore(this.clock, retentionMs);
+  constructor(options: EmulatorCoreOptions = {}) {
+    this.idempotency = new IdempotencyStore(this.clock, options.retentionMs ?? DEFAULT_RETENTION_MS);
+    this.webhooks = new WebhookDispatcher(
+      { endpoints: this.webhookEndpoints, faults: this.faults, counters: this.counters, clock: this.clock },
+      options.webhookDelivery,
+    );
+    this.settlements = new AsyncSettlement(this.clock, options.asyncSettleMs);
   }
 
   dump(): StateDump {
@@ -62,6 +83,18 @@ export class EmulatorCore implements PipelineDeps {
     };
   }
 
+  /** Stops timers and in-flight deliveries, so the process can exit. */
+  stop(): void {
+    this.settlements.reset();
+    this.webhooks.reset();
+  }
+
+  /** Settles a processing PaymentIntent now, in whichever account holds it. */
+  settlePaymentIntent(paymentIntentId: string, outcome?: 'succeeded' | 'failed'): boolean {
+    const account = this.store.accounts().find((candidate) => candidate.paymentIntents.has(paymentIntentId));
+    return account ? this.settlements.settlePaymentIntentNow(account, paymentIntentId, outcome) : false;
+  }
+
   /** Newest first across the selected accounts. */
   events(filter: EventFilter = {}): EmulatedEvent[] {
     return this.store
@@ -72,8 +105,14 @@ export class EmulatorCore implements PipelineDeps {
       .sort((a, b) => b.created - a.created);
   }
 
-  /** Forgets objects, keys, events, counters, fault rules and clock offset: a fresh emulator. */
+  /**
+   * Forgets objects, keys, events, counters, fault rules, webhook endpoints and pending
+   * deliveries and settlements, and the clock offset: a fresh emulator.
+   */
   reset(): void {
+    this.settlements.reset();
+    this.webhooks.reset();
+    this.webhookEndpoints.clear();
     this.store.reset();
     this.idempotency.reset();
     this.faults.clear();

@@ -1,6 +1,8 @@
+import type { AsyncSettlement } from './async-settlement.js';
 import type { Clock } from './clock.js';
 import type { FormParams } from './params.js';
 import type { AccountState } from './store.js';
+import type { WebhookEndpointRegistry } from './webhooks-endpoints.js';
 
 export interface RequestContext {
   account: AccountState;
@@ -10,6 +12,9 @@ export interface RequestContext {
   /** Only POSTs carry one: Stripe ignores the header on GET and DELETE. */
   idempotencyKey: string | null;
   clock: Clock;
+  /** Schedules what settles after the request (asynchronous payments and refunds). */
+  settlements: AsyncSettlement;
+  webhookEndpoints: WebhookEndpointRegistry;
 }
 
 /** Performs a validated request's effect and returns the response body (status 200). */
@@ -21,7 +26,7 @@ export type Execution = () => unknown;
  * is the part that "began executing" (its result, error or not, is saved).
  */
 export interface Endpoint {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   /** A fastify route pattern, e.g. `/v1/payment_intents/:id`. */
   path: string;
   prepare(ctx: RequestContext): Execution;

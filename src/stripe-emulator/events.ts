@@ -5,13 +5,17 @@ export const EMULATED_API_VERSION = '2026-10-28.endive';
 
 export type EmulatedEventType =
   | 'payment_intent.created'
+  | 'payment_intent.processing'
+  | 'payment_intent.requires_action'
   | 'payment_intent.succeeded'
   | 'payment_intent.payment_failed'
   | 'payment_intent.canceled'
+  | 'charge.pending'
   | 'charge.succeeded'
   | 'charge.failed'
   | 'charge.refunded'
-  | 'refund.created';
+  | 'refund.created'
+  | 'refund.updated';
 
 export type EventSubject = Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund;
 
@@ -21,7 +25,8 @@ export interface EmulatedEvent {
   object: 'event';
   api_version: string;
   created: number;
-  data: { object: EventSubject };
+  /** `previous_attributes` (on `*.updated` events) holds the fields that changed, as they were. */
+  data: { object: EventSubject; previous_attributes?: Record<string, unknown> };
   livemode: false;
   pending_webhooks: number;
   request: { id: string | null; idempotency_key: string | null };
@@ -29,31 +34,44 @@ export interface EmulatedEvent {
 }
 
 export interface EventRequest {
-  requestId: string;
+  /** Null for events Stripe raises on its own, such as an asynchronous payment settling. */
+  requestId: string | null;
   idempotencyKey: string | null;
 }
 
+/** Called with each event as it is recorded; webhook delivery listens here. */
+export type EventListener = (event: EmulatedEvent) => void;
+
 /**
- * The events an account's requests produced, newest last. Webhook delivery will read from here;
- * until then they are visible through `GET /v1/events` and the control API.
+ * The events an account produced, newest last: visible through `GET /v1/events` and the
+ * control API, and handed to the listener (webhook delivery) as they are recorded.
  */
 export class EventLog {
   readonly #events: EmulatedEvent[] = [];
 
-  record(type: EmulatedEventType, subject: EventSubject, created: number, request: EventRequest): EmulatedEvent {
+  constructor(private readonly listener: EventListener = () => undefined) {}
+
+  record(
+    type: EmulatedEventType,
+    subject: EventSubject,
+    created: number,
+    request: EventRequest,
+    previousAttributes?: Record<string, unknown>,
+  ): EmulatedEvent {
     const event: EmulatedEvent = {
       id: newId('evt'),
       object: 'event',
       api_version: EMULATED_API_VERSION,
       created,
       // A snapshot: later changes to the object must not rewrite what the event said.
-      data: { object: structuredClone(subject) },
+      data: { object: structuredClone(subject), ...(previousAttributes && { previous_attributes: previousAttributes }) },
       livemode: false,
       pending_webhooks: 0,
       request: { id: request.requestId, idempotency_key: request.idempotencyKey },
       type,
     };
     this.#events.push(event);
+    this.listener(event);
     return event;
   }
 

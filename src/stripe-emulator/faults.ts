@@ -20,6 +20,19 @@ const matchFields = {
   seed: z.number().int().optional(),
 };
 
+/** Webhook faults match on the event instead of the request. */
+const webhookMatchFields = {
+  /** Event type: exact (`payment_intent.succeeded`), a prefix (`payment_intent.*`) or `*`. Default `*`. */
+  eventType: z
+    .string()
+    .regex(/^(\*|[a-z_]+(\.[a-z_]+)*(\.\*)?)$/, 'must be an event type such as payment_intent.succeeded, a prefix such as refund.*, or *')
+    .optional(),
+  orderId: matchFields.orderId,
+  count: matchFields.count,
+  probability: matchFields.probability,
+  seed: matchFields.seed,
+};
+
 export const faultRuleSpecSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('drop_response'), ...matchFields }),
   z.strictObject({
@@ -29,6 +42,12 @@ export const faultRuleSpecSchema = z.discriminatedUnion('kind', [
   }),
   z.strictObject({ kind: z.literal('fail_during_execution'), status: z.literal(500).default(500), ...matchFields }),
   z.strictObject({ kind: z.literal('latency'), latencyMs: z.number().int().min(0).max(120_000), ...matchFields }),
+  /** Delivers the event, then delivers it again: same event ID, fresh signature. */
+  z.strictObject({ kind: z.literal('webhook_duplicate'), copies: z.number().int().min(1).max(10).default(1), ...webhookMatchFields }),
+  /** Holds the event back until the next event for the endpoint was delivered (or `holdMs` passed). */
+  z.strictObject({ kind: z.literal('webhook_reorder'), holdMs: z.number().int().min(0).max(600_000).default(10_000), ...webhookMatchFields }),
+  /** Waits `delayMs` before the first delivery attempt. */
+  z.strictObject({ kind: z.literal('webhook_delay'), delayMs: z.number().int().min(0).max(3_600_000), ...webhookMatchFields }),
 ]);
 
 /** A rule as callers write it (defaults may be omitted). */
@@ -43,6 +62,16 @@ export interface FaultTarget {
   path: string;
   orderId: string | undefined;
 }
+
+/** What a webhook fault matches: the event about to be delivered. */
+export interface WebhookFaultTarget {
+  eventType: string;
+  orderId: string | undefined;
+}
+
+export const WEBHOOK_FAULT_KINDS = ['webhook_duplicate', 'webhook_reorder', 'webhook_delay'] as const;
+export type WebhookFaultKind = (typeof WEBHOOK_FAULT_KINDS)[number];
+type RequestFaultKind = Exclude<FaultKind, WebhookFaultKind>;
 
 interface ActiveRule {
   rule: FaultRule;
@@ -80,11 +109,20 @@ export class FaultInjector {
     this.#rules.length = 0;
   }
 
-  /** The first rule of `kind` that matches and decides to fire; firing uses up one count. */
-  fire<K extends FaultKind>(kind: K, target: FaultTarget): Extract<FaultRule, { kind: K }> | undefined {
+  /** The first rule of `kind` that matches the request and decides to fire; firing uses up one count. */
+  fire<K extends RequestFaultKind>(kind: K, target: FaultTarget): Extract<FaultRule, { kind: K }> | undefined {
+    return this.#fire(kind, (rule) => matches(rule as Extract<FaultRule, { kind: RequestFaultKind }>, target));
+  }
+
+  /** The same, for a webhook fault and the event about to be delivered. */
+  fireWebhook<K extends WebhookFaultKind>(kind: K, target: WebhookFaultTarget): Extract<FaultRule, { kind: K }> | undefined {
+    return this.#fire(kind, (rule) => matchesEvent(rule as Extract<FaultRule, { kind: WebhookFaultKind }>, target));
+  }
+
+  #fire<K extends FaultKind>(kind: K, matching: (rule: FaultRule) => boolean): Extract<FaultRule, { kind: K }> | undefined {
     for (const active of this.#rules) {
       const { rule } = active;
-      if (!isKind(rule, kind) || rule.remaining === 0 || !matches(rule, target)) continue;
+      if (!isKind(rule, kind) || rule.remaining === 0 || !matching(rule)) continue;
       // Only draw when a probability is set, so count-only rules leave the sequence untouched.
       if (rule.probability !== undefined && active.random() >= rule.probability) continue;
       rule.fired += 1;
@@ -99,7 +137,15 @@ function isKind<K extends FaultKind>(rule: FaultRule, kind: K): rule is Extract<
   return rule.kind === kind;
 }
 
-function matches(rule: FaultRule, target: FaultTarget): boolean {
+function matchesEvent(rule: Extract<FaultRule, { kind: WebhookFaultKind }>, target: WebhookFaultTarget): boolean {
+  if (rule.orderId !== undefined && rule.orderId !== target.orderId) return false;
+  const pattern = rule.eventType ?? '*';
+  if (pattern === '*') return true;
+  if (pattern.endsWith('.*')) return target.eventType.startsWith(pattern.slice(0, -1));
+  return pattern === target.eventType;
+}
+
+function matches(rule: Extract<FaultRule, { kind: RequestFaultKind }>, target: FaultTarget): boolean {
   if (rule.method !== undefined && rule.method !== '*' && rule.method !== target.method) return false;
   if (rule.orderId !== undefined && rule.orderId !== target.orderId) return false;
   return pathMatches(rule.path, target.path);

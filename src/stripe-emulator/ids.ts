@@ -8,7 +8,7 @@ function randomToken(length: number): string {
   return Array.from(bytes, (byte) => ALPHABET.charAt(byte % ALPHABET.length)).join('');
 }
 
-export type IdPrefix = 'pi' | 'ch' | 're' | 'evt' | 'req' | 'txn' | 'acct';
+export type IdPrefix = 'pi' | 'ch' | 're' | 'evt' | 'req' | 'txn' | 'acct' | 'we';
 
 /** Identifiers shaped like Stripe's: a type prefix and 24 base-62 characters. */
 export function newId(prefix: IdPrefix): string {
@@ -17,4 +17,9 @@ export function newId(prefix: IdPrefix): string {
 
 export function newClientSecret(paymentIntentId: string): string {
   return `${paymentIntentId}_secret_${randomToken(25)}`;
+}
+
+/** A webhook endpoint's signing secret, shaped like Stripe's `whsec_...`. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomToken(32)}`;
 }

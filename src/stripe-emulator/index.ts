@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { SettlementOutcome } from './async-settlement.js';
 import type { CounterSnapshot } from './counters.js';
 import { EmulatorCore, type EventFilter, type StateDump } from './emulator.js';
 import type { EmulatedEvent } from './events.js';
@@ -6,14 +7,22 @@ import type { FaultRule, FaultRuleInput } from './faults.js';
 import { DEFAULT_RETENTION_MS } from './idempotency.js';
 import type { RequestLogger } from './request-log.js';
 import { buildServer } from './server.js';
+import type { WebhookAttempt, WebhookDeliveryOptions } from './webhooks-delivery.js';
+import type { WebhookEndpointInput } from './webhooks-endpoints.js';
 
-export type { CounterSnapshot } from './counters.js';
+export type { SettlementOutcome } from './async-settlement.js';
+export { DEFAULT_ASYNC_SETTLE_MS } from './async-settlement.js';
+export type { CounterSnapshot, WebhookCounters } from './counters.js';
 export type { AccountDump, EventFilter, StateDump } from './emulator.js';
 export type { EmulatedEvent, EmulatedEventType } from './events.js';
 export type { FaultRule, FaultRuleInput } from './faults.js';
 export type { RequestLogger, RequestLogLine } from './request-log.js';
 export { CONTROL_PREFIX } from './control-api.js';
 export { DEFAULT_RETENTION_MS } from './idempotency.js';
+export type { WebhookAttempt, WebhookDeliveryOptions } from './webhooks-delivery.js';
+export { DEFAULT_WEBHOOK_DELIVERY } from './webhooks-delivery.js';
+export type { WebhookEndpointInput } from './webhooks-endpoints.js';
+export { signatureHeader } from './webhooks-signature.js';
 
 export interface StripeEmulatorOptions {
   /** 0 (the default) picks a free port; read it back from `url` or `port`. */
@@ -24,6 +33,18 @@ export interface StripeEmulatorOptions {
   retentionMs?: number;
   /** Receives one line per request (a pino logger fits). Omitted or false: silent. */
   logger?: RequestLogger | false;
+  /** Wait before asynchronous payments (`pm_card_async_*`) and their refunds settle. Default 2 s. */
+  asyncSettleMs?: number;
+  /** Webhook retry backoff, attempts and timeout. Defaults: DEFAULT_WEBHOOK_DELIVERY. */
+  webhookDelivery?: Partial<WebhookDeliveryOptions>;
+}
+
+/** A webhook endpoint as listed: where it is, what it takes, and its signing secret. */
+export interface WebhookEndpointInfo {
+  id: string;
+  url: string;
+  secret: string;
+  enabledEvents: string[];
 }
 
 export interface StripeEmulator {
@@ -42,12 +63,35 @@ export interface StripeEmulator {
   counters(): CounterSnapshot;
   events(filter?: EventFilter): EmulatedEvent[];
   state(): StateDump;
-  /** Forgets every object, key, event, counter and fault rule, and resets the clock. */
+  /**
+   * Forgets every object, key, event, counter, fault rule, webhook endpoint and pending delivery,
+   * and resets the clock.
+   */
   reset(): void;
+  /**
+   * Registers an endpoint for every account's events (all types unless `enabledEvents` says
+   * otherwise) and returns its signing secret: the given one, or a fresh `whsec_...`.
+   */
+  addWebhookEndpoint(endpoint: WebhookEndpointInput): string;
+  webhookEndpoints(): WebhookEndpointInfo[];
+  removeWebhookEndpoint(id: string): boolean;
+  /** Every delivery attempt so far, oldest first. */
+  webhookAttempts(): WebhookAttempt[];
+  /** Resolves once no webhook delivery is waiting, held, in flight or due for a retry. */
+  webhooksIdle(): Promise<void>;
+  configureWebhookDelivery(options: Partial<WebhookDeliveryOptions>): WebhookDeliveryOptions;
+  /** Changes the wait before asynchronous payments and refunds settle (for those started later). */
+  setAsyncSettleDelay(ms: number): void;
+  /** Settles a processing PaymentIntent now; false if it is not processing. */
+  settlePaymentIntent(paymentIntentId: string, outcome?: SettlementOutcome): boolean;
 }
 
 export async function startStripeEmulator(options: StripeEmulatorOptions = {}): Promise<StripeEmulator> {
-  const core = new EmulatorCore(options.retentionMs ?? DEFAULT_RETENTION_MS);
+  const core = new EmulatorCore({
+    retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+    asyncSettleMs: options.asyncSettleMs,
+    webhookDelivery: options.webhookDelivery,
+  });
   const app = buildServer(core, options.logger === undefined || options.logger === false ? null : options.logger);
   const host = options.host ?? '127.0.0.1';
   await app.listen({ port: options.port ?? 0, host });
@@ -72,5 +116,16 @@ export async function startStripeEmulator(options: StripeEmulatorOptions = {}): 
     reset: () => {
       core.reset();
     },
+    addWebhookEndpoint: (endpoint) => core.webhookEndpoints.add(endpoint).secret,
+    webhookEndpoints: () =>
+      core.webhookEndpoints.list().map(({ id, url, secret, enabledEvents }) => ({ id, url, secret, enabledEvents })),
+    removeWebhookEndpoint: (id) => core.webhookEndpoints.remove(id),
+    webhookAttempts: () => core.webhooks.attempts(),
+    webhooksIdle: () => core.webhooks.idle(),
+    configureWebhookDelivery: (delivery) => core.webhooks.configure(delivery),
+    setAsyncSettleDelay: (ms) => {
+      core.settlements.configure(ms);
+    },
+    settlePaymentIntent: (paymentIntentId, outcome) => core.settlePaymentIntent(paymentIntentId, outcome),
   };
 }

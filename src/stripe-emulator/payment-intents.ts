@@ -170,10 +170,29 @@ function missingPaymentMethod(): ApiError {
  * `last_payment_error` (state that stays, as on Stripe) and then throws the 402.
  */
 function confirm(ctx: RequestContext, paymentIntent: Stripe.PaymentIntent, card: TestCard): void {
-  const charge = createCharge(ctx, paymentIntent, card);
   const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };
   const now = ctx.clock.nowSeconds();
+  if (card.requiresAuthentication) {
+    // No charge until the customer authenticates, which a server-side confirmation cannot do.
+    paymentIntent.status = 'requires_action';
+    paymentIntent.payment_method = card.id;
+    paymentIntent.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: { type: 'three_d_secure_redirect' } };
+    ctx.account.events.record('payment_intent.requires_action', paymentIntent, now, request);
+    return;
+  }
+  const charge = createCharge(ctx, paymentIntent, card);
   paymentIntent.latest_charge = charge.id;
+  if (card.settlesAsync) {
+    charge.status = 'pending';
+    charge.paid = false;
+    paymentIntent.status = 'processing';
+    paymentIntent.payment_method = card.id;
+    paymentIntent.processing = { type: 'card' };
+    ctx.account.events.record('charge.pending', charge, now, request);
+    ctx.account.events.record('payment_intent.processing', paymentIntent, now, request);
+    ctx.settlements.schedulePaymentIntent(ctx.account, paymentIntent.id);
+    return;
+  }
   if (card.decline) {
     const paymentMethod = paymentMethodObject(card, now);
     paymentIntent.status = 'requires_payment_method';
@@ -439,6 +458,8 @@ export const cancelPaymentIntent: Endpoint = {
       const now = ctx.clock.nowSeconds();
       paymentIntent.status = 'canceled';
       paymentIntent.canceled_at = now;
+      paymentIntent.next_action = null;
+      paymentIntent.processing = null;
       paymentIntent.cancellation_reason = reason ?? null;
       ctx.account.events.record('payment_intent.canceled', paymentIntent, now, {
         requestId: ctx.requestId,

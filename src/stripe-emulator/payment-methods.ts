@@ -11,6 +11,14 @@ export interface TestCard {
   last4: string;
   /** Absent: the card is charged successfully. */
   decline?: Decline;
+  /**
+   * The payment does not complete during confirmation: the PaymentIntent stays `processing`
+   * and settles later (after the emulator's async settle delay) with this outcome, announced
+   * by webhook, as bank debits (ACH, SEPA) do on Stripe. Refunds of it settle later too.
+   */
+  settlesAsync?: { outcome: 'succeeded' } | { outcome: 'failed'; decline: Decline };
+  /** Confirmation stops at `requires_action` (3-D Secure) and waits for a customer that never comes. */
+  requiresAuthentication?: true;
 }
 
 const DECLINES: Readonly<Record<string, Decline>> = {
@@ -32,6 +40,18 @@ function buildCatalogue(): ReadonlyMap<string, TestCard> {
   const cards: TestCard[] = [
     { id: 'pm_card_visa', brand: 'visa', last4: '4242' },
     { id: 'pm_card_mastercard', brand: 'mastercard', last4: '4444' },
+    // Stripe's documented cards that need 3-D Secure on every payment.
+    { id: 'pm_card_authenticationRequired', brand: 'visa', last4: '3155', requiresAuthentication: true },
+    { id: 'pm_card_threeDSecure2Required', brand: 'visa', last4: '3220', requiresAuthentication: true },
+    // Emulator-only: Stripe's test cards all settle during confirmation; its asynchronous
+    // methods are bank debits. These let a card-shaped order take the asynchronous path.
+    { id: 'pm_card_async_success', brand: 'visa', last4: '1111', settlesAsync: { outcome: 'succeeded' } },
+    {
+      id: 'pm_card_async_fail',
+      brand: 'visa',
+      last4: '0341',
+      settlesAsync: { outcome: 'failed', decline: { declineCode: 'insufficient_funds', message: 'Your card has insufficient funds.' } },
+    },
   ];
   for (const [suffix, decline] of Object.entries(DECLINES)) {
     const last4 = DECLINE_LAST4[suffix] ?? '0002';

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { AsyncSettlement } from './async-settlement.js';
 import { authenticate } from './auth.js';
 import type { Clock } from './clock.js';
 import type { Counters } from './counters.js';
@@ -18,6 +19,7 @@ import { MAX_KEY_LENGTH, type IdempotencyStore, type Reservation, type SavedResp
 import { newId } from './ids.js';
 import { fingerprint, type FormParams } from './params.js';
 import type { Store } from './store.js';
+import type { WebhookEndpointRegistry } from './webhooks-endpoints.js';
 
 export interface PipelineDeps {
   store: Store;
@@ -25,6 +27,8 @@ export interface PipelineDeps {
   faults: FaultInjector;
   counters: Counters;
   clock: Clock;
+  settlements: AsyncSettlement;
+  webhookEndpoints: WebhookEndpointRegistry;
 }
 
 export interface StripeRequest {
@@ -143,6 +147,8 @@ export async function runStripeRequest(deps: PipelineDeps, endpoint: Endpoint, r
     requestId,
     idempotencyKey: key,
     clock: deps.clock,
+    settlements: deps.settlements,
+    webhookEndpoints: deps.webhookEndpoints,
   };
   let execution: Execution;
   try {

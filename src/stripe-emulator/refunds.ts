@@ -5,6 +5,7 @@ import { invalidRequest, resourceMissing } from './errors.js';
 import { newId } from './ids.js';
 import { paginate } from './pagination.js';
 import { readEnum, readInteger, readMetadata, readString, rejectUnknownParams } from './params.js';
+import { findTestCard } from './payment-methods.js';
 import { newestFirst, type AccountState } from './store.js';
 
 const REASONS = ['duplicate', 'fraudulent', 'requested_by_customer'] as const;
@@ -88,6 +89,7 @@ export const createRefund: Endpoint = {
         );
       }
       const now = ctx.clock.nowSeconds();
+      const settlesAsync = typeof charge.payment_method === 'string' && findTestCard(charge.payment_method)?.settlesAsync !== undefined;
       const refund: Stripe.Refund = {
         id: newId('re'),
         object: 'refund',
@@ -108,7 +110,8 @@ export const createRefund: Endpoint = {
         reason,
         receipt_number: null,
         source_transfer_reversal: null,
-        status: 'succeeded',
+        // Refunds of a payment that settled asynchronously settle asynchronously too.
+        status: settlesAsync ? 'pending' : 'succeeded',
         transfer_reversal: null,
       };
       ctx.account.refunds.set(refund.id, refund);
@@ -117,6 +120,7 @@ export const createRefund: Endpoint = {
       const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };
       ctx.account.events.record('refund.created', refund, now, request);
       ctx.account.events.record('charge.refunded', charge, now, request);
+      if (settlesAsync) ctx.settlements.scheduleRefund(ctx.account, refund.id);
       return structuredClone(refund);
     };
   },

@@ -56,7 +56,7 @@ export function buildServer(core: EmulatorCore, logger: RequestLogger | null): F
       authorization: headerValue(request.headers.authorization),
       idempotencyKey: headerValue(request.headers['idempotency-key']),
       stripeVersion: headerValue(request.headers['stripe-version']),
-      params: toFormParams(request.method === 'GET' ? request.query : request.body),
+      params: toFormParams(request.method === 'POST' ? request.body : request.query),
       pathParams: (request.params ?? {}) as Record<string, string>,
     });
     log(request, { ...outcome, requestId: outcome.headers['request-id'] ?? null }, startedAt);
@@ -73,6 +73,11 @@ export function buildServer(core: EmulatorCore, logger: RequestLogger | null): F
     app.route({ method: endpoint.method, url: endpoint.path, handler: handle(endpoint) });
   }
   registerControlApi(app, core);
+  // close() ends pending deliveries and settlements too, so nothing fires after it.
+  app.addHook('onClose', (_instance, done) => {
+    core.stop();
+    done();
+  });
 
   const sendError = (request: FastifyRequest, reply: FastifyReply, error: ApiError) => {
     const startedAt = performance.now();

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { redactKey } from './auth.js';
-import { EventLog } from './events.js';
+import { EventLog, type EmulatedEvent } from './events.js';
 
 /**
  * Everything one secret key can see. Stripe scopes objects and idempotency keys to the account;
@@ -17,8 +17,13 @@ export interface AccountState {
   events: EventLog;
 }
 
+/** Hears every event any account records, with the account it belongs to. */
+export type AccountEventListener = (account: AccountState, event: EmulatedEvent) => void;
+
 export class Store {
   readonly #accounts = new Map<string, AccountState>();
+
+  constructor(private readonly onEvent: AccountEventListener = () => undefined) {}
 
   account(secretKey: string): AccountState {
     const existing = this.#accounts.get(secretKey);
@@ -30,7 +35,9 @@ export class Store {
       paymentIntents: new Map(),
       charges: new Map(),
       refunds: new Map(),
-      events: new EventLog(),
+      events: new EventLog((event) => {
+        this.onEvent(created, event);
+      }),
     };
     this.#accounts.set(secretKey, created);
     return created;

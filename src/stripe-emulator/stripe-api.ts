@@ -10,6 +10,7 @@ import {
   searchPaymentIntents,
 } from './payment-intents.js';
 import { createRefund, listRefunds, retrieveRefund } from './refunds.js';
+import { createWebhookEndpoint, deleteWebhookEndpoint, listWebhookEndpoints } from './webhooks-api.js';
 
 /** Every Stripe endpoint the emulator answers; anything else is Stripe's 404. */
 export const STRIPE_ENDPOINTS: readonly Endpoint[] = [
@@ -25,4 +26,7 @@ export const STRIPE_ENDPOINTS: readonly Endpoint[] = [
   retrieveRefund,
   listEvents,
   retrieveEvent,
+  createWebhookEndpoint,
+  listWebhookEndpoints,
+  deleteWebhookEndpoint,
 ];

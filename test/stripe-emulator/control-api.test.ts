@@ -53,7 +53,15 @@ describe('inspection', () => {
     await raw(emulator, 'GET', '/v1/payment_intents');
     await raw(emulator, 'GET', '/v1/payment_intents');
     await raw(emulator, 'GET', '/v1/refunds');
-    expect(emulator.counters().faults).toEqual({ drop_response: 0, fail_before_execution: 2, fail_during_execution: 0, latency: 1 });
+    expect(emulator.counters().faults).toEqual({
+      drop_response: 0,
+      fail_before_execution: 2,
+      fail_during_execution: 0,
+      latency: 1,
+      webhook_duplicate: 0,
+      webhook_reorder: 0,
+      webhook_delay: 0,
+    });
   });
 
   it('resets everything', async () => {
