@@ -1,7 +1,8 @@
 /**
- * Named points where a test can make the worker die as a crash would: SIGKILL, no cleanup, no
- * completion reported to Temporal. Enabled only by `FAILPOINTS` (comma-separated names), read
- * once at load; when it is unset every call is a single Set lookup on an empty set.
+ * Named points where a test can make the worker (or the outbox dispatcher) die as a crash would:
+ * SIGKILL, no cleanup, no completion reported to Temporal, no outbox row marked sent. Enabled
+ * only by `FAILPOINTS` (comma-separated names), read once at load; when it is unset every call
+ * is a single Set lookup on an empty set.
  */
 export type FailpointName =
   | 'charge.after-stripe'
@@ -10,7 +11,8 @@ export type FailpointName =
   | 'refund.after-stripe'
   | 'refund.after-commit'
   | 'record-refund.after-ledger'
-  | 'release-stock.after-commit';
+  | 'release-stock.after-commit'
+  | 'outbox.after-publish';
 
 const enabled = new Set((process.env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean));
 

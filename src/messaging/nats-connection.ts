@@ -1,0 +1,26 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+
+export interface NatsConnectOptions {
+  url: string;
+  /** Shown in the server's connection list, so operators can tell the dispatcher from consumers. */
+  name: string;
+  /**
+   * Keep trying until the broker is first reachable instead of failing at once. A long-running
+   * service wants this; a probe does not.
+   */
+  waitOnFirstConnect?: boolean;
+}
+
+/**
+ * Connects with reconnection forever: a broker outage must make the services wait, not exit.
+ * Publishes made while disconnected fail on their ack timeout and are retried from the outbox.
+ */
+export function connectNats(options: NatsConnectOptions): Promise<NatsConnection> {
+  return connect({
+    servers: options.url.split(','),
+    name: options.name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 1_000,
+    waitOnFirstConnect: options.waitOnFirstConnect ?? false,
+  });
+}

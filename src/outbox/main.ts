@@ -1,0 +1,54 @@
+import { jetstream } from '@nats-io/jetstream';
+import { pino } from 'pino';
+import { ConfigError } from '../config/config-error.js';
+import { loadAll, loadDatabaseSettings } from '../config/settings.js';
+import { createPool } from '../db/pool.js';
+import { connectNats } from '../messaging/nats-connection.js';
+import { loadNatsSettings } from '../messaging/nats-settings.js';
+import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
+import { createOutboxDispatcher } from './dispatcher.js';
+import { loadOutboxSettings } from './outbox-settings.js';
+
+// The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
+const logger = pino({ name: 'outbox-dispatcher', level: process.env.LOG_LEVEL ?? 'info' });
+
+/** `npm run outbox-dispatcher`: publishes the outbox to JetStream until SIGINT or SIGTERM. */
+async function main(): Promise<void> {
+  const settings = loadAll({ database: loadDatabaseSettings, nats: loadNatsSettings, outbox: loadOutboxSettings });
+  const { nats } = settings;
+
+  logger.info({ nats: nats.url }, 'connecting to NATS');
+  const nc = await connectNats({ url: nats.url, name: 'outbox-dispatcher', waitOnFirstConnect: true });
+  const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-outbox-dispatcher' });
+  try {
+    await ensureOrderEventsStream(nc, nats);
+    const dispatcher = createOutboxDispatcher({
+      db,
+      js: jetstream(nc),
+      subjectPrefix: nats.subjectPrefix,
+      logger,
+      batchSize: settings.outbox.batchSize,
+      idleDelayMs: settings.outbox.pollIntervalMs,
+    });
+    // A signal lets the batch in hand finish publishing and commit, then the loop stops.
+    const stop = new AbortController();
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => {
+      stop.abort();
+    });
+    logger.info({ stream: nats.stream, subjects: `${nats.subjectPrefix}.>`, duplicateWindowMs: nats.duplicateWindowMs }, 'outbox dispatcher started');
+    await dispatcher.run(stop.signal);
+    logger.info('outbox dispatcher stopped');
+  } finally {
+    await nc.drain().catch(() => undefined);
+    await db.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`outbox-dispatcher: ${error.message}`);
+    process.exit(2);
+  }
+  logger.fatal({ err: error }, 'outbox dispatcher failed');
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+import { pino } from 'pino';
+import { z } from 'zod';
+import { ConfigError } from '../config/config-error.js';
+import { loadAll, loadDatabaseSettings } from '../config/settings.js';
+import { createPool } from '../db/pool.js';
+import { connectNats } from '../messaging/nats-connection.js';
+import { loadNatsSettings } from '../messaging/nats-settings.js';
+import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
+import { createReceiptsConsumer, ensureReceiptsConsumer } from './consumer.js';
+
+// The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
+const logger = pino({ name: 'receipts', level: process.env.LOG_LEVEL ?? 'info' });
+
+function loadReceiptsSettings(env: Record<string, string | undefined> = process.env): { durable: string } {
+  const parsed = z
+    .object({
+      /** The durable consumer's name: every instance of the service shares it. Default receipts. */
+      RECEIPTS_DURABLE: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, "must be letters, digits, '-' or '_' (e.g. receipts)").default('receipts'),
+    })
+    .safeParse({ RECEIPTS_DURABLE: env.RECEIPTS_DURABLE?.trim() || undefined });
+  if (!parsed.success) throw ConfigError.fromZod(parsed.error);
+  return { durable: parsed.data.RECEIPTS_DURABLE };
+}
+
+/** `npm run receipts`: applies order events to the receipts table, once each, until SIGINT or SIGTERM. */
+async function main(): Promise<void> {
+  const settings = loadAll({ database: loadDatabaseSettings, nats: loadNatsSettings, receipts: loadReceiptsSettings });
+  const { nats } = settings;
+
+  logger.info({ nats: nats.url }, 'connecting to NATS');
+  const nc = await connectNats({ url: nats.url, name: 'receipts', waitOnFirstConnect: true });
+  const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-receipts' });
+  try {
+    // The stream may not exist yet if the dispatcher has never run: either side creates it.
+    await ensureOrderEventsStream(nc, nats);
+    const config = { stream: nats.stream, durable: settings.receipts.durable, subjectPrefix: nats.subjectPrefix };
+    await ensureReceiptsConsumer(nc, config);
+    const consumer = createReceiptsConsumer({ ...config, db, nc, logger });
+    const stop = new AbortController();
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => {
+      stop.abort();
+    });
+    logger.info(config, 'receipts consumer started');
+    await consumer.run(stop.signal);
+    logger.info('receipts consumer stopped');
+  } finally {
+    await nc.drain().catch(() => undefined);
+    await db.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) {
+    console.error(`receipts: ${error.message}`);
+    process.exit(2);
+  }
+  logger.fatal({ err: error }, 'receipts consumer failed');
+  process.exit(1);
+});
