@@ -18,9 +18,12 @@ async function main(): Promise<void> {
     stripe: loadStripeSettings,
     connect: loadTemporalConnectConfig,
   });
-  const production = process.env.NODE_ENV === 'production';
-  if (production && !existsSync(DEFAULT_BUNDLE_PATH)) {
-    throw new ConfigError([`NODE_ENV=production needs the prebundled workflows at ${DEFAULT_BUNDLE_PATH}: run npm run build:workflows`]);
+  // Production loads the workflow code bundled ahead of time (npm run build:workflows): the
+  // reviewed, replay-tested bytes, and a start in milliseconds instead of seconds.
+  const bundlePath =
+    process.env.WORKFLOW_BUNDLE_PATH?.trim() || (process.env.NODE_ENV === 'production' ? DEFAULT_BUNDLE_PATH : undefined);
+  if (bundlePath && !existsSync(bundlePath)) {
+    throw new ConfigError([`WORKFLOW_BUNDLE_PATH: no workflow bundle at ${bundlePath}: run npm run build:workflows`]);
   }
 
   // SIGINT and SIGTERM begin a graceful shutdown: polling stops, in-flight activities get the
@@ -36,14 +39,14 @@ async function main(): Promise<void> {
       namespace: settings.connect.namespace,
       taskQueue: settings.temporal.taskQueue,
       deps: { db, stripe },
-      workflowBundlePath: production ? DEFAULT_BUNDLE_PATH : undefined,
+      workflowBundlePath: bundlePath,
     });
     logger.info(
       {
         taskQueue: settings.temporal.taskQueue,
         namespace: settings.connect.namespace,
         stripe: settings.stripe.apiBase ?? 'Stripe test mode',
-        workflows: production ? 'prebundled' : 'bundled from source',
+        workflows: bundlePath ?? 'bundled from source',
       },
       'worker started',
     );

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -23,6 +23,7 @@ function startWorkerProcess() {
       TEMPORAL_ADDRESS: harness.temporalAddress,
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: harness.taskQueue,
+      WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -86,5 +87,5 @@ describe('the worker process', () => {
       next.child.kill('SIGTERM');
       await once(next.child, 'exit');
     }
-  });
+  }, 180_000);
 });
