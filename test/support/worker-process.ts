@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import type { FailpointName } from '../../src/failpoints/failpoint.js';
 import { STRIPE_TEST_KEY, type SagaHarness } from './saga-harness.js';
 import { withTimeout } from './with-timeout.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const WORKER_ENTRY = 'src/worker.ts';
-/** The worker bundles the workflows from source at start; two cores shared with other suites are slow. */
+/** Two cores shared with other suites can make even a prebundled worker slow to start. */
 const READY_TIMEOUT_MS = 120_000;
 const OUTPUT_TAIL_CHARS = 6_000;
 
@@ -54,6 +55,9 @@ export async function startWorkerProcess(
     TEMPORAL_ADDRESS: harness.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: harness.taskQueue,
+    // The bundle the run's global setup made from the same source: the worker skips a webpack
+    // build of its own, as a production worker does.
+    WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
     FAILPOINTS: (options.failpoints ?? []).join(','),
   };
   // node --import tsx, not the tsx binary: the PID we watch is the worker itself, so a SIGKILL
