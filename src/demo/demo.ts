@@ -1,0 +1,143 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { createPool } from '../db/pool.js';
+import { workflowIdForOrder } from '../domain/order-input.js';
+import { setStock } from '../inventory/stock.js';
+import { checkInvariants } from '../reconcile/invariant-checker.js';
+import { startOrder } from '../starter/start-order.js';
+import type { StackState } from '../stack/stack-state.js';
+import type { FaultRule } from '../stripe-emulator/index.js';
+import { createStripeClient } from '../stripe/client.js';
+import { EmulatorControl } from './emulator-control.js';
+import { OrderProgress } from './order-progress.js';
+import { formatOutcomeTable, type OutcomeRow } from './outcome-table.js';
+import { demoScenarios, type ScenarioContext } from './scenarios.js';
+import { listUrl, runUrl } from './web-ui-links.js';
+
+/** The demo gives up on orders that have not finished by then (they normally take seconds). */
+const DEMO_TIMEOUT_MS = 4 * 60_000;
+
+/**
+ * Runs the scripted orders against a running stack, follows them step by step, then checks
+ * the invariants over exactly these orders. Resolves true when every expectation and every
+ * invariant held.
+ */
+export async function runDemo(stack: StackState, say: (line: string) => void): Promise<boolean> {
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection, namespace: stack.namespace });
+  const db = createPool({ connectionString: stack.databaseUrl, max: 4, applicationName: 'order-payments-demo' });
+  const stripe = createStripeClient({ secretKey: stack.stripeSecretKey, apiBase: stack.emulatorUrl });
+  const emulator = new EmulatorControl(stack.emulatorUrl);
+  // Unique per run, so a second demo against the same stack starts new orders.
+  const tag = `demo-${Date.now().toString(36)}`;
+  const catalogue = { widgetSku: `${tag}-widget`, lastUnitSku: `${tag}-last-unit` };
+  let faults: FaultRule[] = [];
+  let progress: OrderProgress | null = null;
+  try {
+    await setStock(db, catalogue.widgetSku, 100);
+    await setStock(db, catalogue.lastUnitSku, 1);
+    const scenarios = demoScenarios(tag, catalogue);
+    const orders = scenarios.flatMap((scenario) => scenario.orders.map((demoOrder) => ({ scenario, ...demoOrder })));
+    say(`demo ${tag}: ${orders.length} orders; stock ${catalogue.widgetSku} = 100, ${catalogue.lastUnitSku} = 1`);
+    for (const scenario of scenarios) say(`  ${scenario.name.padEnd(24)} ${scenario.story}`);
+    say('');
+
+    const labelWidth = Math.max(...orders.map((order) => order.label.length));
+    const watcher = new OrderProgress(say, labelWidth);
+    progress = watcher;
+    const context: ScenarioContext = {
+      emulator,
+      untilStep: (orderId, step) => watcher.untilStep(workflowIdForOrder(orderId), step),
+      untilActivityRunning: (orderId, activityType) => untilActivityRunning(client, workflowIdForOrder(orderId), activityType),
+      async cancel(orderId) {
+        say(`  ${new Date().toISOString().slice(11, 19)}  ${'cancel'.padEnd(labelWidth)}  cancelling ${orderId} while its charge is in flight`);
+        await client.workflow.getHandle(workflowIdForOrder(orderId)).cancel();
+      },
+    };
+    for (const scenario of scenarios) faults.push(...((await scenario.arrange?.(context)) ?? []));
+
+    const runs = await Promise.all(
+      orders.map(async (entry) => ({ entry, started: await startOrder(client, stack.taskQueue, entry.order) })),
+    );
+    const outcomesDone = Promise.all(runs.map(({ entry, started }) => watcher.follow(entry.label, entry.order.orderId, started)));
+    const actsDone = Promise.all(scenarios.map((scenario) => (scenario.act ? scenario.act(context) : Promise.resolve())));
+    const [outcomeList] = await withTimeout(Promise.all([outcomesDone, actsDone]), DEMO_TIMEOUT_MS, 'the demo orders did not finish');
+    watcher.stop();
+
+    const ours = new Set(faults.map((fault) => fault.id));
+    faults = (await emulator.faults()).filter((fault) => ours.has(fault.id));
+    const outcomes = new Map(outcomeList.map((outcome) => [outcome.orderId, outcome]));
+    const orderIds = orders.map((entry) => entry.order.orderId);
+    const report = await checkInvariants({ db, stripe, orderIds });
+    const money = new Map(report.orders.map((order) => [order.orderId, order]));
+
+    const problemsByScenario = new Map(scenarios.map((scenario) => [scenario, scenario.check(outcomes, faults)]));
+    const rows: OutcomeRow[] = runs.map(({ entry }, index) => {
+      const outcome = outcomeList[index];
+      if (!outcome) throw new Error(`no outcome for order ${entry.order.orderId}`);
+      return {
+        scenario: entry.scenario.name,
+        outcome,
+        money: money.get(entry.order.orderId),
+        problems: problemsByScenario.get(entry.scenario) ?? [],
+        uiUrl: runUrl(stack.uiUrl, stack.namespace, outcome.workflowId, outcome.runId),
+      };
+    });
+
+    say('');
+    say('Outcomes:');
+    say(formatOutcomeTable(rows));
+    const lost = faults.find((fault) => fault.kind === 'drop_response');
+    if (lost) say(`  (lost-response: Stripe's answer was dropped ${lost.fired}× and the charge retried under the same key)`);
+    say('');
+    say(`All of this demo's runs in the Web UI: ${listUrl(stack.uiUrl, stack.namespace, `OrderId STARTS_WITH "${tag}-"`)}`);
+    say(`Compensated runs only:                 ${listUrl(stack.uiUrl, stack.namespace, 'OrderStatus = "compensated"')}`);
+    say('');
+
+    const expectationProblems = [...problemsByScenario.values()].flat();
+    for (const problem of expectationProblems) say(`expectation not met: ${problem}`);
+    if (report.violations.length === 0) {
+      say(`Invariants I1-I7: all hold for the ${orderIds.length} demo orders (checked against Stripe, the ledger, stock and orders).`);
+    } else {
+      say(`Invariants: ${report.violations.length} violation(s):`);
+      for (const violation of report.violations) say(`  ${violation.invariant} ${violation.orderId}: ${violation.message}`);
+    }
+    return report.violations.length === 0 && expectationProblems.length === 0;
+  } finally {
+    progress?.stop();
+    await Promise.all(faults.filter((fault) => fault.remaining !== 0).map((fault) => emulator.removeFault(fault.id).catch(() => undefined)));
+    await db.end();
+    await connection.close();
+  }
+}
+
+/** Polls the run's pending activities until one of this type has been picked up by a worker. */
+async function untilActivityRunning(client: Client, workflowId: string, activityType: string): Promise<void> {
+  const handle = client.workflow.getHandle(workflowId);
+  for (;;) {
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') return;
+    const running = description.raw.pendingActivities?.some(
+      (activity) => activity.activityType?.name === activityType && activity.state === proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
+    );
+    if (running) return;
+    await sleep(100);
+  }
+}
+
+async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error(`${what} within ${ms / 1000} s`));
+        }, ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,51 @@
+import { SAMPLE_SKU } from './sample-stock.js';
+import type { StackState } from './stack-state.js';
+
+export interface StackDetails {
+  postgresDataDir: string | null;
+  logs: { temporal: string; worker: string; postgres: string | null };
+}
+
+/** The configuration `npm run worker` and `npm run start` need for this stack. */
+export function stackEnv(state: StackState): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: state.temporalAddress,
+    TEMPORAL_NAMESPACE: state.namespace,
+    TEMPORAL_TASK_QUEUE: state.taskQueue,
+    TEMPORAL_UI_URL: state.uiUrl,
+    DATABASE_URL: state.databaseUrl,
+    STRIPE_SECRET_KEY: state.stripeSecretKey,
+    STRIPE_API_BASE: state.emulatorUrl,
+  };
+}
+
+const shellQuote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
+
+/** The addresses, and the exact lines to paste into another shell. */
+export function describeStack(state: StackState, details?: StackDetails, options: { exports: boolean } = { exports: true }): string {
+  const postgresNote =
+    state.postgres === 'embedded' ? `embedded${details?.postgresDataDir ? `, data in ${details.postgresDataDir}` : ''}` : 'from DATABASE_URL';
+  const lines = [
+    `  Temporal gRPC     ${state.temporalAddress}  (namespace ${state.namespace}, task queue ${state.taskQueue})`,
+    `  Temporal Web UI   ${state.uiUrl}/namespaces/${state.namespace}/workflows`,
+    `  PostgreSQL        ${state.databaseUrl}  (${postgresNote})`,
+    `  Stripe emulator   ${state.emulatorUrl}  (faults and counters under ${state.emulatorUrl}/_emulator/)`,
+  ];
+  if (details) {
+    lines.push(
+      `  Logs              ${[details.logs.temporal, details.logs.worker, details.logs.postgres].filter((file) => file !== null).join(', ')}`,
+    );
+  }
+  if (!options.exports) return lines.join('\n');
+  const exports = Object.entries(stackEnv(state)).map(([name, value]) => `export ${name}=${shellQuote(value)}`);
+  return [
+    ...lines,
+    '',
+    'For npm run start and npm run worker in another shell, paste:',
+    '',
+    ...exports,
+    '',
+    'then, for example:',
+    `  npm run start -- --order-id A-1001 --customer-id cust-42 --amount 1999 --currency usd --payment-method pm_card_visa --sku ${SAMPLE_SKU} --quantity 1 --wait`,
+  ].join('\n');
+}

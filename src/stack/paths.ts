@@ -1,0 +1,23 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout the stack runs from: the worker is started from its sources. */
+export const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Default home of everything the local stack keeps between runs (gitignored). */
+export const DEFAULT_DATA_DIR = path.join(PROJECT_ROOT, '.data');
+
+/** Where, inside the data directory, each part of the stack keeps its files. */
+export function stackFiles(dataDir: string) {
+  return {
+    /** Written while a stack runs; lets `npm run demo` find and reuse it. */
+    stateFile: path.join(dataDir, 'stack.json'),
+    /** The Temporal dev server's SQLite store: runs survive a restart of the stack. */
+    temporalDatabase: path.join(dataDir, 'temporal.sqlite'),
+    temporalLog: path.join(dataDir, 'logs', 'temporal.log'),
+    workerLog: path.join(dataDir, 'logs', 'worker.log'),
+    postgresLog: path.join(dataDir, 'logs', 'postgres.log'),
+    /** The embedded PostgreSQL cluster, when the stack runs one and not as root. */
+    postgresData: path.join(dataDir, 'postgres'),
+  };
+}

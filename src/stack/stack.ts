@@ -1,0 +1,149 @@
+import { mkdir } from 'node:fs/promises';
+import { migrate } from '../db/migrate.js';
+import { createPool } from '../db/pool.js';
+import { startStripeEmulator } from '../stripe-emulator/index.js';
+import { stackFiles } from './paths.js';
+import { assertPortFree } from './ports.js';
+import { startPostgres } from './postgres.js';
+import { seedSampleStock } from './sample-stock.js';
+import { probeRunningStack, removeStackState, writeStackState, type StackState } from './stack-state.js';
+import { PORT_HINTS, type StackOptions } from './stack-options.js';
+import { ensureTemporalCli } from './temporal-cli.js';
+import { startTemporalServer } from './temporal-server.js';
+import { startWorkerProcess } from './worker-process.js';
+
+/** Any sk_test_ key works with the emulator; the stack, its worker and the demo share this one. */
+export const STACK_STRIPE_KEY = 'sk_test_order_payments_local_stack';
+const NAMESPACE = 'default';
+const TASK_QUEUE = 'order-payments';
+
+export interface RunningStack {
+  state: StackState;
+  /** The worker's and the starter's configuration for this stack. */
+  env: Record<string, string>;
+  postgresDataDir: string | null;
+  logs: { temporal: string; worker: string; postgres: string | null };
+  /** Settles when a part of the stack ends by itself, saying which and how. */
+  failed: Promise<string>;
+  /** Stops the worker first, then Temporal and the emulator, then PostgreSQL. */
+  stop(): Promise<void>;
+}
+
+export interface StartStackOptions extends StackOptions {
+  say: (line: string) => void;
+}
+
+type Stopper = { name: string; stop: () => Promise<void> };
+
+/**
+ * Brings up the whole local stack in order: PostgreSQL, the Temporal dev server and the Stripe
+ * emulator side by side, then migrations, then a worker process. A part that fails to start
+ * stops every part started before it.
+ */
+export async function startStack(options: StartStackOptions): Promise<RunningStack> {
+  const files = stackFiles(options.dataDir);
+  await mkdir(options.dataDir, { recursive: true });
+  const existing = await probeRunningStack(files.stateFile);
+  if (existing.running) {
+    throw new Error(`a stack is already running from ${options.dataDir} (pid ${existing.state.pid}): use it, or stop it first`);
+  }
+  await assertPortFree(options.temporalPort, 'Temporal gRPC', PORT_HINTS.temporal);
+  await assertPortFree(options.uiPort, 'Temporal Web UI', PORT_HINTS.ui);
+  await assertPortFree(options.emulatorPort, 'Stripe emulator', PORT_HINTS.emulator);
+  const cli = await ensureTemporalCli(options.say);
+
+  const started: Stopper[] = [];
+  const stopAll = async () => {
+    for (const part of started.reverse()) {
+      await part.stop().catch((error: unknown) => {
+        options.say(`could not stop ${part.name}: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    }
+    started.length = 0;
+  };
+
+  try {
+    options.say('starting PostgreSQL, the Temporal dev server and the Stripe emulator');
+    const starting = [
+      startPostgres({
+        databaseUrl: options.databaseUrl,
+        port: options.postgresPort,
+        embeddedDataDir: files.postgresData,
+        logFile: files.postgresLog,
+        say: options.say,
+      }),
+      startTemporalServer({
+        cli,
+        port: options.temporalPort,
+        uiPort: options.uiPort,
+        databaseFile: files.temporalDatabase,
+        namespace: NAMESPACE,
+        logFile: files.temporalLog,
+      }),
+      startStripeEmulator({ port: options.emulatorPort, host: '127.0.0.1' }),
+    ] as const;
+    // Side by side to save time; every part that did start is recorded for the shutdown,
+    // even when another one failed.
+    const [postgresStart, temporalStart, emulatorStart] = await Promise.allSettled(starting);
+    if (postgresStart.status === 'fulfilled') started.push({ name: 'PostgreSQL', stop: () => postgresStart.value.stop() });
+    if (temporalStart.status === 'fulfilled') started.push({ name: 'the Temporal dev server', stop: () => temporalStart.value.stop() });
+    if (emulatorStart.status === 'fulfilled') started.push({ name: 'the Stripe emulator', stop: () => emulatorStart.value.close() });
+    const [postgres, temporal, emulator] = await Promise.all(starting);
+
+    const pool = createPool({ connectionString: postgres.url, max: 2, applicationName: 'order-payments-stack' });
+    try {
+      const { applied } = await migrate(pool);
+      options.say(`migrations: ${applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`}`);
+      await seedSampleStock(pool);
+    } finally {
+      await pool.end();
+    }
+
+    const uiUrl = temporal.uiUrl ?? `http://127.0.0.1:${options.uiPort}`;
+    const env = {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: NAMESPACE,
+      TEMPORAL_TASK_QUEUE: TASK_QUEUE,
+      TEMPORAL_UI_URL: uiUrl,
+      DATABASE_URL: postgres.url,
+      STRIPE_SECRET_KEY: STACK_STRIPE_KEY,
+      STRIPE_API_BASE: emulator.url,
+    };
+    options.say('starting the worker (it bundles the workflow code first)');
+    const worker = await startWorkerProcess({ env, logFile: files.workerLog, say: options.say });
+    started.push({ name: 'the worker', stop: () => worker.stop() });
+
+    const state: StackState = {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      temporalAddress: temporal.address,
+      namespace: NAMESPACE,
+      taskQueue: TASK_QUEUE,
+      uiUrl,
+      databaseUrl: postgres.url,
+      postgres: postgres.kind,
+      emulatorUrl: emulator.url,
+      stripeSecretKey: STACK_STRIPE_KEY,
+    };
+    await writeStackState(files.stateFile, state);
+
+    let stopping: Promise<void> | null = null;
+    return {
+      state,
+      env,
+      postgresDataDir: postgres.dataDir,
+      logs: { temporal: files.temporalLog, worker: files.workerLog, postgres: postgres.kind === 'embedded' ? files.postgresLog : null },
+      failed: Promise.race([worker.exited, temporal.process.exited]),
+      stop() {
+        stopping ??= (async () => {
+          await removeStackState(files.stateFile);
+          await stopAll();
+        })();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
