@@ -1,3 +1,4 @@
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 
 export interface NatsConnectOptions {
@@ -23,4 +24,26 @@ export function connectNats(options: NatsConnectOptions): Promise<NatsConnection
     reconnectTimeWait: 1_000,
     waitOnFirstConnect: options.waitOnFirstConnect ?? false,
   });
+}
+
+/**
+ * Whether a JetStream-enabled broker answers at `url` right now: one attempt, no reconnects.
+ * The stack asks this before deciding to start a broker of its own.
+ */
+export async function jetStreamAvailable(url: string, timeoutMs = 2_000): Promise<boolean> {
+  let nc: NatsConnection;
+  try {
+    nc = await connect({ servers: url.split(','), name: 'jetstream-probe', maxReconnectAttempts: 0, reconnect: false, timeout: timeoutMs });
+  } catch {
+    return false;
+  }
+  try {
+    const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
+    await jsm.getAccountInfo();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await nc.close();
+  }
 }

