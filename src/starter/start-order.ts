@@ -67,7 +67,8 @@ export async function startOrder(client: Client, taskQueue: string, order: Order
         { key: OrderStatusAttribute, value: 'pending' },
       ],
       staticSummary: `Order ${order.orderId}: ${order.amount} ${order.currency.toUpperCase()} (minor units), customer ${order.customerId}, ${order.quantity} × ${order.sku}`,
-      staticDetails: `Payment method ${order.paymentMethod}. Every side effect is keyed <original run ID>/<activity ID>.`,
+      // Markdown in the Web UI: the key's shape goes in a code span, or `<...>` is read as HTML.
+      staticDetails: `Payment method ${order.paymentMethod}. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
     });
     // A concurrent starter may have won the race; USE_EXISTING then handed us its run.
     await assertSameOrder(client, workflowId, handle.firstExecutionRunId, order);
