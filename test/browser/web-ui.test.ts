@@ -1,0 +1,196 @@
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { listUrl, runUrl } from '../../src/demo/web-ui-links.js';
+import type { OrderInput } from '../../src/domain/order-input.js';
+import { setStock } from '../../src/inventory/stock.js';
+import { startOrder } from '../../src/starter/start-order.js';
+import { PROJECT_ROOT } from '../../src/stack/paths.js';
+import { findFreePort } from '../../src/stack/ports.js';
+import { startTemporalServer, type RunningTemporalServer } from '../../src/stack/temporal-server.js';
+import { startStripeEmulator } from '../../src/stripe-emulator/index.js';
+import { createStripeClient } from '../../src/stripe/client.js';
+import { createOrderWorker } from '../../src/temporal/order-worker.js';
+import { createTestDatabase } from '../support/database.js';
+
+/** Debian's Chromium package (`apt-get install chromium`); playwright-core downloads no browser. */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+const ARTIFACTS = path.join(PROJECT_ROOT, 'test-results', 'web-ui');
+/** `WEB_UI_SCREENSHOT_TO_DOCS=1` also refreshes the README's screenshot. */
+const DOCS_SCREENSHOT = path.join(PROJECT_ROOT, 'docs', 'web-ui-compensated-run.png');
+const NAMESPACE = 'default';
+
+// This server is this file's own (the shared one runs without its UI), so fixed, readable IDs
+// cannot collide and the screenshot reads like a real order.
+const order: OrderInput = {
+  orderId: 'A-1042',
+  customerId: 'cust-ada',
+  amount: 2500,
+  currency: 'usd',
+  paymentMethod: 'pm_card_visa',
+  sku: 'sku-sold-out',
+  quantity: 1,
+};
+
+let server: RunningTemporalServer;
+let page: Page;
+let runId: string;
+/** Undoes beforeAll, newest first, as far as it got. */
+const cleanups: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed by an earlier file in this process.
+  }
+  await rm(ARTIFACTS, { recursive: true, force: true });
+  await mkdir(ARTIFACTS, { recursive: true });
+  server = await startTemporalServer({
+    cli: inject('temporalCli'),
+    port: await findFreePort(),
+    uiPort: await findFreePort(),
+    databaseFile: null,
+    namespace: NAMESPACE,
+    logFile: path.join(ARTIFACTS, 'temporal-dev-server.log'),
+  });
+  cleanups.push(() => server.stop());
+  const db = await createTestDatabase();
+  cleanups.push(() => db.drop());
+  const emulator = await startStripeEmulator({ port: 0 });
+  cleanups.push(() => emulator.close());
+  const stripe = createStripeClient({ secretKey: 'sk_test_web_ui_suite', apiBase: emulator.url });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  cleanups.push(() => nativeConnection.close());
+  const taskQueue = 'order-payments';
+  const worker = await createOrderWorker({
+    connection: nativeConnection,
+    namespace: NAMESPACE,
+    taskQueue,
+    deps: { db: db.pool, stripe },
+    workflowBundlePath: inject('workflowBundlePath'),
+    shutdownGraceTimeMs: 5_000,
+  });
+  const running = worker.run();
+  cleanups.push(async () => {
+    worker.shutdown();
+    await running;
+  });
+
+  // Sold out between cart and payment: the charge succeeds, the allocation fails, the saga
+  // refunds and reverses the ledger.
+  await setStock(db.pool, order.sku, 0);
+  const connection = await Connection.connect({ address: server.address });
+  cleanups.push(() => connection.close());
+  const client = new Client({ connection, namespace: NAMESPACE });
+  const started = await startOrder(client, taskQueue, order);
+  const result = await started.handle.result();
+  expect(result.status).toBe('compensated');
+  runId = started.runId;
+
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  cleanups.push(() => browser.close());
+  page = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
+});
+
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+const runPage = (tab: 'history' | 'timeline' | 'user-metadata' | 'search-attributes') =>
+  runUrl(server.uiUrl ?? '', NAMESPACE, `order-payment-${order.orderId}`, runId).replace(/\/history$/, `/${tab}`);
+
+const TIMEOUT_MS = 20_000;
+
+async function screenshotOnMiss(text: string): Promise<void> {
+  // What the page showed instead, for whoever reads the CI artifacts.
+  await page.screenshot({ path: path.join(ARTIFACTS, `missing-${text.replace(/[^\w-]+/g, '_').slice(0, 60)}.png`) });
+}
+
+/** Waits for `text` to show on the page; the UI loads its data after the first paint. */
+async function expectVisible(text: string): Promise<void> {
+  const locator = page.getByText(text, { exact: false }).first();
+  try {
+    await locator.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
+  } catch (error) {
+    await screenshotOnMiss(text);
+    throw error;
+  }
+  expect(await locator.isVisible()).toBe(true);
+}
+
+/** The UI renders user metadata (Markdown) in sandboxed iframes: looks for `text` in any of them. */
+async function expectRenderedMarkdown(text: string): Promise<void> {
+  const deadline = Date.now() + TIMEOUT_MS;
+  let shown: string[] = [];
+  while (Date.now() < deadline) {
+    shown = await Promise.all(page.frames().map((frame) => frame.locator('body').innerText().catch(() => '')));
+    if (shown.some((body) => body.replace(/\s+/g, ' ').includes(text))) break;
+    await page.waitForTimeout(250);
+  }
+  if (!shown.some((body) => body.replace(/\s+/g, ' ').includes(text))) await screenshotOnMiss(text);
+  expect(shown.map((body) => body.replace(/\s+/g, ' ').trim()).filter(Boolean)).toContainEqual(expect.stringContaining(text));
+}
+
+describe("the Temporal Web UI tells a compensated run's story", () => {
+  it('labels each step by its downstream, and the compensations as such, on the timeline', async () => {
+    await page.goto(runPage('timeline'), { waitUntil: 'networkidle' });
+    await expectVisible(`Stripe: charge 2500 USD (minor units) to customer ${order.customerId}`);
+    await expectVisible(`Postgres: allocate 1 × ${order.sku}`);
+    await expectVisible('Compensation · Stripe: refund the charge');
+    await expectVisible('Compensation · Postgres ledger: reverse the charge');
+    await expectVisible(`Compensation · Postgres: release 1 × ${order.sku}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-timeline.png') });
+    if (process.env.WEB_UI_SCREENSHOT_TO_DOCS === '1') {
+      await mkdir(path.dirname(DOCS_SCREENSHOT), { recursive: true });
+      await page.screenshot({ path: DOCS_SCREENSHOT });
+    }
+  });
+
+  it('names the idempotency key of each side effect in the event history', async () => {
+    await page.goto(runPage('history'), { waitUntil: 'networkidle' });
+    for (const activityId of ['charge-payment', 'allocate-stock', 'refund-payment', 'record-refund', 'release-stock']) {
+      await expectVisible(`key ${runId}/${activityId}`);
+    }
+    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-history.png') });
+  });
+
+  it('shows the order, amount and customer as the summary, and the saga step as current details', async () => {
+    await page.goto(runPage('user-metadata'), { waitUntil: 'networkidle' });
+    await expectRenderedMarkdown(`Order ${order.orderId}: 2500 USD (minor units), customer ${order.customerId}, 1 × ${order.sku}`);
+    await expectRenderedMarkdown('Every side effect is keyed <original run ID>/<activity ID>');
+    await expectRenderedMarkdown(`done · order ${order.orderId} · status compensated`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-metadata.png') });
+  });
+
+  it('shows the OrderId and OrderStatus search attributes on the run', async () => {
+    await page.goto(runPage('search-attributes'), { waitUntil: 'networkidle' });
+    await expectVisible(`"OrderId": "${order.orderId}"`);
+    await expectVisible('"OrderStatus": "compensated"');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-search-attributes.png') });
+  });
+
+  it('finds the run in the list view by OrderId and OrderStatus', async () => {
+    const query = `OrderId = "${order.orderId}" AND OrderStatus = "compensated"`;
+    await page.goto(listUrl(server.uiUrl ?? '', NAMESPACE, query), { waitUntil: 'networkidle' });
+    await expectVisible(`order-payment-${order.orderId}`);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'list-filtered-by-search-attributes.png') });
+
+    await page.goto(listUrl(server.uiUrl ?? '', NAMESPACE, `OrderId = "${order.orderId}" AND OrderStatus = "completed"`), {
+      waitUntil: 'networkidle',
+    });
+    await expectVisible('No Workflows');
+  });
+});
