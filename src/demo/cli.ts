@@ -47,7 +47,7 @@ async function main(): Promise<number> {
   } else {
     say(`demo: starting the local stack (${probe.reason})`);
     owned = await Promise.race([startStack({ ...options, say: sayForStack }), interrupted]);
-    say(`\n${describeStack(owned.state, owned, { exports: flags.keep })}\n`);
+    say(`\n${describeStack(owned.state, owned, { exports: false })}\n`);
   }
   const state = owned?.state ?? (probe.running ? probe.state : null);
   if (!state) throw new Error('no stack to run the demo on');
@@ -62,7 +62,7 @@ async function main(): Promise<number> {
   const code = ok ? 0 : 1;
   if (!owned) return code;
   if (flags.keep) {
-    say(`\nThe stack stays up for exploring (--keep): ${state.uiUrl}. Ctrl-C stops it.`);
+    say(`\nThe stack stays up for exploring (--keep).\n\n${describeStack(owned.state, owned)}\n\nCtrl-C stops it.\n`);
     await holdStackInForeground(owned, sayForStack, signal);
     return code;
   }
