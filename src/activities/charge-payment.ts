@@ -8,6 +8,7 @@ import { failpoint } from '../failpoints/failpoint.js';
 import {
   fenceKey,
   finishKey,
+  markKeyProcessing,
   readKey,
   registerKey,
   reopenFencedKey,
@@ -21,19 +22,33 @@ import { classifyStripeError } from '../stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../stripe/order-search.js';
 import { currentActivityKey } from './activity-key.js';
 import { mappingFailures } from './failures.js';
-import { DEFAULT_KEY_RETENTION_MS, DEFAULT_STRIPE_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
-import type { ChargePaymentInput, ChargeResult } from './types.js';
+import {
+  DEFAULT_KEY_RETENTION_MS,
+  DEFAULT_SETTLEMENT_RECHECK_MS,
+  DEFAULT_STRIPE_KEY_RETENTION_MS,
+  type ActivityDeps,
+} from './deps.js';
+import type { ChargeOutcome, ChargePaymentInput, ChargeResult, PendingCharge } from './types.js';
 
-const SCOPE = 'stripe.charge';
+export const CHARGE_SCOPE = 'stripe.charge';
+const SCOPE = CHARGE_SCOPE;
 
 /** What a failed charge key stores, so every later attempt answers with the same failure. */
-type ChargeFailure =
+export type ChargeFailure =
   | { failure: typeof FailureType.PaymentDeclined; code: string; declineCode: string | null; paymentIntentId: string | null }
   | { failure: typeof FailureType.PaymentIncomplete; paymentIntentId: string; status: string }
   | { failure: typeof FailureType.ChargeAttemptExpired; fenced: true; reason: string }
   | { failure: typeof FailureType.IdempotencyConflict; message: string };
 
-type StoredCharge = ChargeResult | ChargeFailure;
+/** What a processing key stores: the PaymentIntent that is still settling. */
+export type SettlingCharge = Omit<PendingCharge, 'recheckAfterMs'>;
+
+export type StoredCharge = ChargeResult | SettlingCharge | ChargeFailure;
+
+/** Statuses in which Stripe accepted the payment but has not settled it. */
+export function isSettling(status: Stripe.PaymentIntent.Status): status is SettlingCharge['status'] {
+  return status === 'processing' || status === 'requires_action';
+}
 
 /**
  * Charges the order once, in three named phases:
@@ -48,11 +63,13 @@ export function createChargePayment(deps: ActivityDeps) {
   const keyRetentionMs = deps.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS;
   const stripeKeyRetentionMs = deps.stripeKeyRetentionMs ?? DEFAULT_STRIPE_KEY_RETENTION_MS;
 
-  return function chargePayment(input: ChargePaymentInput): Promise<ChargeResult> {
+  const recheckAfterMs = deps.settlementRecheckMs ?? DEFAULT_SETTLEMENT_RECHECK_MS;
+
+  return function chargePayment(input: ChargePaymentInput): Promise<ChargeOutcome> {
     return mappingFailures(() => charge(input));
   };
 
-  async function charge(input: ChargePaymentInput): Promise<ChargeResult> {
+  async function charge(input: ChargePaymentInput): Promise<ChargeOutcome> {
     const { order } = input;
     const key = currentActivityKey(input.originalRunId);
     const params = paymentIntentParams(input);
@@ -67,7 +84,7 @@ export function createChargePayment(deps: ActivityDeps) {
         retentionMs: keyRetentionMs,
       });
     });
-    if (record.state !== 'pending') return answerFromRecord(record, key);
+    if (record.state !== 'pending') return answerFromRecord(record, key, recheckAfterMs);
 
     const pendingForMs = Date.now() - record.createdAt.getTime();
     if (record.attempts > 1 && pendingForMs >= stripeKeyRetentionMs) {
@@ -84,6 +101,11 @@ export function createChargePayment(deps: ActivityDeps) {
     }
     failpoint('charge.after-stripe');
 
+    if (isSettling(paymentIntent.status)) {
+      // Accepted, not settled: the ledger waits for the money. The key keeps the PaymentIntent,
+      // so a retry answers the same without calling Stripe, and the settlement finishes the key.
+      return holdForSettlement(deps, order.orderId, key, paymentIntent, recheckAfterMs);
+    }
     if (paymentIntent.status !== 'succeeded') {
       const failure: ChargeFailure = {
         failure: FailureType.PaymentIncomplete,
@@ -95,7 +117,7 @@ export function createChargePayment(deps: ActivityDeps) {
     }
 
     // Phase 3: the outcome and the books, together or not at all.
-    const result = await recordCharge(deps, order, key, paymentIntent);
+    const result = await recordCharge(deps, order.orderId, key, paymentIntent);
     failpoint('charge.after-ledger');
     return result;
   }
@@ -120,9 +142,14 @@ function paymentIntentParams({ order, workflowId, originalRunId }: ChargePayment
   };
 }
 
-async function recordCharge(
+/**
+ * Records a succeeded PaymentIntent under the charge key: the key's outcome, the ledger's charge
+ * and the order's paid status, in one transaction. Also how a payment that settled later is
+ * recorded: the same key, so the ledger holds it once whoever records it.
+ */
+export async function recordCharge(
   deps: ActivityDeps,
-  order: OrderInput,
+  orderId: string,
   key: string,
   paymentIntent: Stripe.PaymentIntent,
 ): Promise<ChargeResult> {
@@ -141,7 +168,7 @@ async function recordCharge(
         // Stripe charged. The money moved, so the books say so, and a person decides: the
         // saga has already decided there was nothing to refund.
         await reopenFencedKey(client, SCOPE, key, result);
-        await flagForReview(client, order.orderId, `charge ${result.paymentIntentId} completed after the saga fenced its key; refund it by hand`);
+        await flagForReview(client, orderId, `charge ${result.paymentIntentId} completed after the saga fenced its key; refund it by hand`);
         flaggedForReview = true;
         log.error('charge completed after its key was fenced; order flagged for review', { idempotencyKey: key });
       } else {
@@ -149,21 +176,21 @@ async function recordCharge(
       }
     }
     await postLedgerTransaction(client, {
-      orderId: order.orderId,
+      orderId: orderId,
       kind: 'charge',
       amountMinor: result.amount,
       currency: result.currency,
       stripeObjectId: result.paymentIntentId,
       idempotencyKey: key,
     });
-    await setOrderStatus(client, order.orderId, { status: 'paid', paymentIntentId: result.paymentIntentId });
+    await setOrderStatus(client, orderId, { status: 'paid', paymentIntentId: result.paymentIntentId });
     // The outbox rule: the money moved, so its announcement commits with it.
-    await announceOrderPaid(client, order.orderId, {
+    await announceOrderPaid(client, orderId, {
       amountMinor: result.amount,
       currency: result.currency,
       paymentIntentId: result.paymentIntentId,
     });
-    if (flaggedForReview) await announceOrderFailed(client, order.orderId, { paymentIntentId: result.paymentIntentId });
+    if (flaggedForReview) await announceOrderFailed(client, orderId, { paymentIntentId: result.paymentIntentId });
     return result;
   });
 }
@@ -172,18 +199,15 @@ async function handleStripeError(deps: ActivityDeps, order: OrderInput, key: str
   const classified = classifyStripeError(error);
   switch (classified.kind) {
     case 'declined': {
-      const failure: ChargeFailure = {
+      const failure: DeclinedCharge = {
         failure: FailureType.PaymentDeclined,
         code: classified.code,
         declineCode: classified.declineCode,
         paymentIntentId: classified.paymentIntentId,
       };
-      await withTransaction(deps.db, async (client) => {
-        await finishKey(client, SCOPE, key, 'failed', failure);
-        await setOrderStatus(client, order.orderId, { status: 'declined', reason: classified.declineCode ?? classified.code });
-        await announceOrderFailed(client, order.orderId, { paymentIntentId: classified.paymentIntentId });
-      });
-      throw failureFor(failure);
+      const stored = await recordDecline(deps, order.orderId, key, failure);
+      if ('failure' in stored) throw failureFor(stored);
+      throw new Error(`charge key '${key}' holds an outcome although Stripe declined the charge`);
     }
     case 'idempotency-conflict': {
       const failure: ChargeFailure = { failure: FailureType.IdempotencyConflict, message: classified.message };
@@ -202,6 +226,64 @@ async function handleStripeError(deps: ActivityDeps, order: OrderInput, key: str
   }
 }
 
+export type DeclinedCharge = Extract<ChargeFailure, { failure: typeof FailureType.PaymentDeclined }>;
+
+/**
+ * Records a decline under the charge key, with the order's declined status and its
+ * announcement, in one transaction. Returns what the key holds afterwards: this decline, or the
+ * outcome another attempt recorded first.
+ */
+export async function recordDecline(deps: ActivityDeps, orderId: string, key: string, failure: DeclinedCharge): Promise<StoredCharge> {
+  return withTransaction(deps.db, async (client) => {
+    if (!(await finishKey(client, SCOPE, key, 'failed', failure))) {
+      const existing = await readKey<StoredCharge>(client, SCOPE, key);
+      if (existing?.result) return existing.result;
+    }
+    await setOrderStatus(client, orderId, { status: 'declined', reason: failure.declineCode ?? failure.code });
+    await announceOrderFailed(client, orderId, { paymentIntentId: failure.paymentIntentId });
+    return failure;
+  });
+}
+
+/**
+ * Keeps the key open as processing with the PaymentIntent that is settling, and answers pending.
+ * If the key was closed meanwhile (a compensation fenced it while this attempt talked to Stripe),
+ * the saga already decided this order is not charged: the PaymentIntent is cancelled so that it
+ * can never settle, and the attempt answers with what the key holds.
+ */
+async function holdForSettlement(
+  deps: ActivityDeps,
+  orderId: string,
+  key: string,
+  paymentIntent: Stripe.PaymentIntent,
+  recheckAfterMs: number,
+): Promise<ChargeOutcome> {
+  const settling: SettlingCharge = {
+    paymentIntentId: paymentIntent.id,
+    amount: paymentIntent.amount,
+    currency: paymentIntent.currency,
+    status: paymentIntent.status as SettlingCharge['status'],
+  };
+  const marked = await withTransaction(deps.db, (client) => markKeyProcessing(client, SCOPE, key, settling));
+  if (marked) {
+    log.info('payment accepted, settling asynchronously', { idempotencyKey: key, paymentIntentId: paymentIntent.id, status: paymentIntent.status });
+    return { ...settling, recheckAfterMs };
+  }
+  const existing = await readKey<StoredCharge>(deps.db, SCOPE, key);
+  if (existing?.state === 'failed') {
+    try {
+      await deps.stripe.paymentIntents.cancel(paymentIntent.id, {}, { idempotencyKey: `${key}/fenced-cancel` });
+    } catch (error) {
+      if (classifyStripeError(error).kind === 'retryable') throw error;
+      // It settled first: record it, which flags the order for review as any late charge does.
+      const settled = await deps.stripe.paymentIntents.retrieve(paymentIntent.id);
+      if (settled.status === 'succeeded') return recordCharge(deps, orderId, key, settled);
+    }
+  }
+  if (!existing) throw new Error(`charge key '${key}' vanished`);
+  return answerFromRecord(existing, key, recheckAfterMs);
+}
+
 /**
  * The key has been pending longer than Stripe remembers keys: re-sending it could charge a
  * second time. Ask Stripe what exists for the order instead. A succeeded PaymentIntent is
@@ -213,14 +295,14 @@ async function reconcileExpiredKey(
   order: OrderInput,
   key: string,
   keyRetentionMs: number,
-): Promise<ChargeResult> {
+): Promise<ChargeOutcome> {
   const existing = await findSucceededPaymentIntent(deps.stripe, order.orderId);
   if (existing) {
     log.warn('pending charge key outlived Stripe retention; adopted the charge Stripe holds', {
       idempotencyKey: key,
       paymentIntentId: existing.id,
     });
-    return recordCharge(deps, order, key, existing);
+    return recordCharge(deps, order.orderId, key, existing);
   }
   const failure: ChargeFailure = {
     failure: FailureType.ChargeAttemptExpired,
@@ -230,20 +312,24 @@ async function reconcileExpiredKey(
   const fenced = await withTransaction(deps.db, (client) =>
     fenceKey<StoredCharge>(client, { scope: SCOPE, key, retentionMs: keyRetentionMs, result: failure }),
   );
-  return answerFromRecord(fenced, key);
+  return answerFromRecord(fenced, key, 0);
 }
 
-function answerFromRecord(record: KeyRecord<StoredCharge>, key: string): ChargeResult {
+/** The answer a key already holds: the charge, the payment still settling, or the failure (thrown). */
+export function answerFromRecord(record: KeyRecord<StoredCharge>, key: string, recheckAfterMs: number): ChargeOutcome {
   const stored = record.result;
-  if (record.state === 'completed' && stored && 'paymentIntentId' in stored && !('failure' in stored)) {
+  if (record.state === 'completed' && stored && !('failure' in stored) && stored.status === 'succeeded') {
     log.info('charge answered from the ledger; Stripe not called', { idempotencyKey: key });
     return stored;
+  }
+  if (record.state === 'processing' && stored && !('failure' in stored) && isSettling(stored.status)) {
+    return { ...(stored as SettlingCharge), recheckAfterMs };
   }
   if (record.state === 'failed' && stored && 'failure' in stored) throw failureFor(stored);
   throw new Error(`charge key '${key}' is ${record.state} with no usable result`);
 }
 
-function failureFor(stored: ChargeFailure): ApplicationFailure {
+export function failureFor(stored: ChargeFailure): ApplicationFailure {
   switch (stored.failure) {
     case FailureType.PaymentDeclined:
       return ApplicationFailure.nonRetryable(

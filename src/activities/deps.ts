@@ -12,7 +12,27 @@ export interface ActivityDeps {
   stripeKeyRetentionMs?: number;
   /** How long our own key records are kept. Default 30 days, past every replay horizon. */
   keyRetentionMs?: number;
+  /**
+   * How long the saga waits for a settling payment's webhook before it asks Stripe itself, and
+   * between such checks. The webhook is the fast path; this bounds how long a lost one costs.
+   * Default 15 minutes.
+   */
+  settlementRecheckMs?: number;
+  /**
+   * How long a payment may stay `processing` before the saga cancels it and ends the order
+   * declined. Default 7 days: bank debits take up to a few business days to settle.
+   */
+  processingDeadlineMs?: number;
+  /**
+   * How long a payment may wait in `requires_action` for the customer to authenticate before it
+   * is cancelled. Default 1 hour.
+   */
+  authenticationDeadlineMs?: number;
 }
+
+export const DEFAULT_SETTLEMENT_RECHECK_MS = 15 * 60 * 1000;
+export const DEFAULT_PROCESSING_DEADLINE_MS = 7 * 24 * 60 * 60 * 1000;
+export const DEFAULT_AUTHENTICATION_DEADLINE_MS = 60 * 60 * 1000;
 
 export const DEFAULT_STRIPE_KEY_RETENTION_MS = 23 * 60 * 60 * 1000;
 export const DEFAULT_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;

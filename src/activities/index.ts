@@ -3,6 +3,7 @@ import type { ActivityDeps } from './deps.js';
 import { createOrderActivities } from './orders.js';
 import { createRecordRefund } from './record-refund.js';
 import { createRefundPayment } from './refund-payment.js';
+import { createSettlePayment } from './settle-payment.js';
 import { createStockActivities } from './stock.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -15,6 +16,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createOrderActivities(deps),
     chargePayment: createChargePayment(deps),
+    settlePayment: createSettlePayment(deps),
     ...createStockActivities(deps),
     refundPayment: createRefundPayment(deps),
     recordRefund: createRecordRefund(deps),

@@ -13,6 +13,7 @@ import { classifyStripeError } from '../stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../stripe/order-search.js';
 import { currentActivityKey } from './activity-key.js';
 import { mappingFailures } from './failures.js';
+import { settleCharge } from './settle-payment.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import type { ChargeResult, RefundPaymentInput, RefundResult } from './types.js';
 
@@ -44,7 +45,7 @@ export function createRefundPayment(deps: ActivityDeps) {
     const chargeKey = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.chargeActivityId });
 
     // Phase 1: what was charged?
-    const charge = await resolveCharge(deps, input.orderId, chargeKey, keyRetentionMs);
+    const charge = await resolveCharge(deps, input.orderId, chargeKey, keyRetentionMs, currentActivityKey(input.originalRunId, 'cancel-settling'));
     if (!charge.charged) {
       if (charge.paymentIntentToCancel) {
         await cancelIncomplete(deps.stripe, charge.paymentIntentToCancel, currentActivityKey(input.originalRunId, 'cancel'));
@@ -91,6 +92,7 @@ async function resolveCharge(
   orderId: string,
   chargeKey: string,
   keyRetentionMs: number,
+  cancelSettlingKey: string,
 ): Promise<ResolvedCharge> {
   const record = await readKey<ChargeResult | { failure: string; paymentIntentId?: string | null }>(
     deps.db,
@@ -100,6 +102,9 @@ async function resolveCharge(
   const stored = record?.result;
   if (record?.state === 'completed' && stored && !('failure' in stored)) {
     return { charged: true, ...stored, resolvedBy: 'ledger' };
+  }
+  if (record?.state === 'processing' && stored && !('failure' in stored)) {
+    return resolveSettling(deps, orderId, chargeKey, stored.paymentIntentId, cancelSettlingKey);
   }
   if (record?.state === 'failed' && stored && 'failure' in stored) {
     const cancellable = stored.failure === FailureType.PaymentIncomplete ? (stored.paymentIntentId ?? null) : null;
@@ -126,7 +131,44 @@ async function resolveCharge(
   if (fenced.state === 'completed' && fenced.result && !('failure' in fenced.result)) {
     return { charged: true, ...fenced.result, resolvedBy: 'ledger' };
   }
+  // Or Stripe answered it while we looked, and the payment is settling: settle it first.
+  if (fenced.state === 'processing' && fenced.result && !('failure' in fenced.result)) {
+    return resolveSettling(deps, orderId, chargeKey, fenced.result.paymentIntentId, cancelSettlingKey);
+  }
   return { charged: false, paymentIntentToCancel: null };
+}
+
+/**
+ * The charge is still settling: a refund cannot draw on it, and leaving it would let it settle
+ * after the saga gave up. It is cancelled; if it settled first, it is recorded and refunded; if
+ * Stripe can neither cancel nor settle it yet, the compensation retries until it can.
+ */
+async function resolveSettling(
+  deps: ActivityDeps,
+  orderId: string,
+  chargeKey: string,
+  paymentIntentId: string,
+  cancelKey: string,
+): Promise<ResolvedCharge> {
+  const settlement = await settleCharge(deps, {
+    orderId,
+    chargeKey,
+    paymentIntentId,
+    cancel: { idempotencyKey: cancelKey, code: 'payment_intent_canceled' },
+  });
+  switch (settlement.kind) {
+    case 'succeeded':
+      return { charged: true, ...settlement.result, resolvedBy: 'ledger' };
+    case 'failed':
+      if (!('failure' in settlement.stored) && settlement.stored.status === 'succeeded') {
+        return { charged: true, ...settlement.stored, resolvedBy: 'ledger' };
+      }
+      return { charged: false, paymentIntentToCancel: null };
+    case 'settling':
+      throw new Error(
+        `payment ${paymentIntentId} is still ${settlement.paymentIntent.status} and Stripe will not cancel it yet; retrying until it settles`,
+      );
+  }
 }
 
 async function createRefund(

@@ -25,6 +25,31 @@ export interface ChargeResult {
   status: 'succeeded';
 }
 
+/**
+ * A charge Stripe accepted but has not settled: the PaymentIntent is `processing` (an
+ * asynchronous payment method) or `requires_action` (waiting for the customer). Nothing is in
+ * the ledger yet; the saga waits for the webhook, then settles it with `settlePayment`.
+ */
+export interface PendingCharge {
+  paymentIntentId: string;
+  amount: number;
+  currency: string;
+  status: 'processing' | 'requires_action';
+  /** How long to wait for the webhook before asking Stripe (the worker's configuration). */
+  recheckAfterMs: number;
+}
+
+/** What the charge and the settlement answer: settled, or still settling. Declines are failures. */
+export type ChargeOutcome = ChargeResult | PendingCharge;
+
+export interface SettlePaymentInput extends Keyed {
+  orderId: string;
+  /** The charge being settled, named by its activity ID: the settlement records under its key. */
+  chargeActivityId: string;
+  /** What woke the saga: the webhook's event, or the end of its wait. For logs and the UI. */
+  trigger: { kind: 'webhook'; eventId: string } | { kind: 'recheck' };
+}
+
 export interface AllocateStockInput extends Keyed {
   orderId: string;
   sku: string;

@@ -39,6 +39,32 @@ const stripeSchema = z
     STRIPE_API_BASE: z.url('must be a URL such as http://127.0.0.1:12111').optional(),
   });
 
+const apiSchema = z.object({
+  /** Port of the HTTP service (`npm run api`). Default 3000; 0 picks a free one. */
+  API_PORT: z.coerce
+    .number({ error: 'must be a port number such as 3000' })
+    .int('must be a whole port number such as 3000')
+    .min(0, 'must be between 0 and 65535')
+    .max(65_535, 'must be between 0 and 65535')
+    .default(3000),
+  /** Interface to listen on. Default 127.0.0.1; 0.0.0.0 to accept connections from elsewhere. */
+  API_HOST: z.string().min(1).default('127.0.0.1'),
+});
+
+const stripeWebhookSchema = z.object({
+  STRIPE_WEBHOOK_SECRET: z
+    .string({
+      error:
+        "is required: the endpoint's signing secret (whsec_...), from the Stripe Dashboard, `stripe listen`, or the emulator's --webhook-secret",
+    })
+    .regex(/^whsec_\S+$/, "must be a webhook signing secret starting with whsec_ (the endpoint's secret, not the API key)"),
+  /**
+   * How old a signature's timestamp may be, in seconds, before the delivery is refused as a
+   * possible replay. Default 300, the Stripe SDK's own default.
+   */
+  STRIPE_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1, 'must be at least 1 second').max(3600).default(300),
+});
+
 export interface TemporalSettings {
   taskQueue: string;
   uiUrl: string;
@@ -50,6 +76,14 @@ export interface DatabaseSettings {
 export interface StripeSettings {
   secretKey: string;
   apiBase: string | undefined;
+}
+export interface ApiSettings {
+  port: number;
+  host: string;
+}
+export interface StripeWebhookSettings {
+  secret: string;
+  toleranceSeconds: number;
 }
 
 function parse<Schema extends z.ZodType>(schema: Schema, env: Env): z.output<Schema> {
@@ -71,6 +105,16 @@ export function loadDatabaseSettings(env: Env = process.env): DatabaseSettings {
 export function loadStripeSettings(env: Env = process.env): StripeSettings {
   const parsed = parse(stripeSchema, env);
   return { secretKey: parsed.STRIPE_SECRET_KEY, apiBase: parsed.STRIPE_API_BASE };
+}
+
+export function loadApiSettings(env: Env = process.env): ApiSettings {
+  const parsed = parse(apiSchema, env);
+  return { port: parsed.API_PORT, host: parsed.API_HOST };
+}
+
+export function loadStripeWebhookSettings(env: Env = process.env): StripeWebhookSettings {
+  const parsed = parse(stripeWebhookSchema, env);
+  return { secret: parsed.STRIPE_WEBHOOK_SECRET, toleranceSeconds: parsed.STRIPE_WEBHOOK_TOLERANCE_SECONDS };
 }
 
 /** Loads several groups at once so one run reports every bad setting, not just the first. */

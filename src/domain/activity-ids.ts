@@ -6,6 +6,11 @@
 export const ActivityId = {
   recordOrder: 'record-order',
   chargePayment: 'charge-payment',
+  /**
+   * Settles an asynchronous payment; numbered per check (`settle-payment-1`, `-2`, ...). It
+   * writes under the charge's key, so it derives no key of its own.
+   */
+  settlePayment: 'settle-payment',
   allocateStock: 'allocate-stock',
   confirmOrder: 'confirm-order',
   markCompensating: 'mark-compensating',

@@ -16,6 +16,8 @@ export type SagaStep =
   | 'validating'
   | 'recording-order'
   | 'charging'
+  /** The charge was accepted but not settled (asynchronous payment): waiting for Stripe's webhook. */
+  | 'awaiting-payment'
   | 'allocating-stock'
   | 'confirming'
   | 'compensating'

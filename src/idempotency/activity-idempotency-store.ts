@@ -5,7 +5,12 @@ import { IdempotencyConflictError } from './idempotency-conflict-error.js';
 /** Operations whose keys live in `activity_idempotency`. A key is scoped by its operation. */
 export type IdempotencyScope = 'stripe.charge' | 'stripe.refund';
 
-export type KeyState = 'pending' | 'completed' | 'failed';
+/**
+ * `pending`: registered, no answer yet. `processing`: the downstream answered, but the outcome
+ * is still settling there (an asynchronous payment); the result holds what to settle. Both are
+ * open; `completed` and `failed` are final.
+ */
+export type KeyState = 'pending' | 'processing' | 'completed' | 'failed';
 
 /**
  * Request hash of a key closed by a compensation before any attempt registered it. Such a key
@@ -88,21 +93,34 @@ export async function readKey<Result>(
 }
 
 /**
- * Finishes a pending key with its outcome. Returns false when the key was no longer pending:
- * another attempt finished it first, or a compensation fenced it; the caller then answers with
- * what is stored instead of its own result.
+ * Finishes an open (pending or processing) key with its outcome. Returns false when the key was
+ * no longer open: another attempt finished it first, or a compensation fenced it; the caller then
+ * answers with what is stored instead of its own result.
  */
 export async function finishKey(
   client: PoolClient,
   scope: IdempotencyScope,
   key: string,
-  state: Exclude<KeyState, 'pending'>,
+  state: 'completed' | 'failed',
   result: object,
 ): Promise<boolean> {
   const { rowCount } = await client.query(
     `update activity_idempotency set state = $3, result = $4, updated_at = now()
-      where scope = $1 and idempotency_key = $2 and state = 'pending'`,
+      where scope = $1 and idempotency_key = $2 and state in ('pending', 'processing')`,
     [scope, key, state, JSON.stringify(result)],
+  );
+  return rowCount === 1;
+}
+
+/**
+ * Moves a pending key to processing: the downstream accepted the request and will settle it
+ * later. Returns false when the key was no longer pending (fenced, or finished by another attempt).
+ */
+export async function markKeyProcessing(client: PoolClient, scope: IdempotencyScope, key: string, result: object): Promise<boolean> {
+  const { rowCount } = await client.query(
+    `update activity_idempotency set state = 'processing', result = $3, updated_at = now()
+      where scope = $1 and idempotency_key = $2 and state = 'pending'`,
+    [scope, key, JSON.stringify(result)],
   );
   return rowCount === 1;
 }

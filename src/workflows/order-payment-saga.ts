@@ -12,15 +12,17 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
-import type { ChargeResult, RefundResult } from '../activities/types.js';
+import type { ChargeResult, PendingCharge, RefundResult } from '../activities/types.js';
 import { ActivityId } from '../domain/activity-ids.js';
 import { FailureType } from '../domain/failures.js';
 import { parseOrderInput, type OrderInput } from '../domain/order-input.js';
 import type { OrderResult, OrderStatus, SagaStatus, SagaStep } from '../domain/order-result.js';
 import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../temporal/search-attributes.js';
+import { awaitSettlement, PaymentEvents } from './await-settlement.js';
 import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureDetailsOf, failureTypeOf } from './failure-type.js';
+import { paymentEventSignal } from './signals.js';
 
 export const statusQuery = defineQuery<SagaStatus>('status');
 
@@ -67,6 +69,11 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
   const { workflowId, originalExecutionRunId: originalRunId } = workflowInfo();
   const saga = new SagaProgress(order.orderId);
   setHandler(statusQuery, () => saga.snapshot());
+  // Stripe's webhooks, via the API. Recording one issues no command, so any run may receive them.
+  const paymentEvents = new PaymentEvents();
+  setHandler(paymentEventSignal, (event) => {
+    paymentEvents.receive(event);
+  });
 
   const keyOf = (activityId: string) => deriveIdempotencyKey({ runId: originalRunId, activityId });
   const compensations = new Compensations();
@@ -96,13 +103,24 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
       );
     });
     saga.enter('charging');
-    const charge = await payments.chargePayment.executeWithOptions(
+    const charged = await payments.chargePayment.executeWithOptions(
       {
         activityId: ActivityId.chargePayment,
         summary: `Stripe: charge ${formatAmount(order)} · key ${keyOf(ActivityId.chargePayment)}`,
       },
       [{ order, workflowId, originalRunId }],
     );
+    const charge =
+      charged.status === 'succeeded'
+        ? charged
+        : await awaitSettlement(charged, {
+            orderId: order.orderId,
+            originalRunId,
+            events: paymentEvents,
+            onSettling: (pending) => {
+              saga.awaitingPayment(pending);
+            },
+          });
     saga.charged(charge);
 
     compensations.add('release stock', async () => {
@@ -220,7 +238,14 @@ class SagaProgress {
     setCurrentDetails(`**${this.step}** · order ${this.orderId} · status ${status}`);
   }
 
+  awaitingPayment(pending: PendingCharge): void {
+    this.paymentIntentId = pending.paymentIntentId;
+    this.reason = `payment ${pending.status}`;
+    this.enter('awaiting-payment');
+  }
+
   charged(charge: ChargeResult): void {
+    this.reason = null;
     this.paymentIntentId = charge.paymentIntentId;
     this.setStatus('paid');
   }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
-import type { ChargePaymentInput, ChargeResult } from '../../src/activities/types.js';
+import type { ChargeOutcome, ChargePaymentInput } from '../../src/activities/types.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { fenceKey, readKey } from '../../src/idempotency/activity-idempotency-store.js';
 import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
@@ -35,7 +35,7 @@ describe('a charge that completes after a compensation fenced its key', () => {
     harness.emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, latencyMs: 1_500 });
 
     const env = new MockActivityEnvironment({ activityId: 'charge-payment', workflowExecution: { workflowId, runId } });
-    const charging = env.run<[ChargePaymentInput], ChargeResult, typeof activities.chargePayment>(activities.chargePayment, {
+    const charging = env.run<[ChargePaymentInput], ChargeOutcome, typeof activities.chargePayment>(activities.chargePayment, {
       order,
       workflowId,
       originalRunId: runId,

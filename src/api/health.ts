@@ -1,0 +1,16 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Pool } from 'pg';
+
+/** `GET /healthz`: 200 when the service can reach its database, 503 when it cannot. */
+export const healthRoutes: FastifyPluginAsync<{ db: Pool }> = (app, { db }) => {
+  app.get('/healthz', async (request, reply) => {
+    try {
+      await db.query('select 1');
+      return { status: 'ok' };
+    } catch (error) {
+      request.log.warn({ err: error }, 'health check: database unreachable');
+      return reply.code(503).send({ status: 'unavailable', reason: 'database unreachable' });
+    }
+  });
+  return Promise.resolve();
+};

@@ -1,0 +1,70 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Pool } from 'pg';
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { recordHandoff, recordStripeEvent } from '../../webhooks/record-stripe-event.js';
+import { stripeEventSchema } from '../../webhooks/stripe-event.js';
+import { WorkflowHandoff, type SignalPaymentEvent } from '../../webhooks/workflow-handoff.js';
+
+export interface StripeWebhookOptions {
+  db: Pool;
+  signalPaymentEvent: SignalPaymentEvent;
+  /** The endpoint's signing secret (`whsec_...`). */
+  secret: string;
+  /** Oldest signature timestamp accepted, in seconds; older is refused as a possible replay. */
+  toleranceSeconds: number;
+  handoff: { attempts?: number; retryMs?: number };
+}
+
+/**
+ * `POST /webhooks/stripe`, in the order the rules demand:
+ *   1. verify the signature over the raw bytes, first: a missing, bad or expired one gets 400
+ *      and nothing is written;
+ *   2. record the event in the inbox with its effect, in one transaction; a duplicate finds its
+ *      inbox row and is acknowledged without effect;
+ *   3. answer 2xx as soon as that committed (an error before it is a 500: Stripe retries);
+ *   4. then hand the event to the order's workflow, outside the request.
+ */
+export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (app, options) => {
+  const handoff = new WorkflowHandoff({
+    signal: options.signalPaymentEvent,
+    record: (eventId, error) => recordHandoff(options.db, eventId, error),
+    logger: app.log.child({ component: 'stripe-webhook-handoff' }),
+    ...options.handoff,
+  });
+  app.addHook('onClose', () => handoff.drain());
+
+  // The signature covers the exact bytes Stripe sent: nothing in this plugin parses them first.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  app.post('/webhooks/stripe', async (request, reply) => {
+    const signature = request.headers['stripe-signature'];
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    let verified: unknown;
+    try {
+      verified = Stripe.webhooks.constructEvent(body, signature ?? '', options.secret, options.toleranceSeconds);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message.split('\n', 1)[0] : 'signature verification failed';
+      request.log.warn({ reason }, 'webhook refused: signature not verified');
+      return reply.code(400).send({ error: 'invalid_signature', message: `Stripe-Signature not verified: ${reason}` });
+    }
+    const parsed = stripeEventSchema.safeParse(verified);
+    if (!parsed.success) {
+      // Signed by Stripe but not an event this service understands: say what is wrong.
+      return reply.code(400).send({ error: 'invalid_event', message: z.prettifyError(parsed.error) });
+    }
+    const event = parsed.data;
+    const recorded = await recordStripeEvent(options.db, event);
+    request.log.info(
+      { eventId: event.id, type: event.type, duplicate: recorded.duplicate, applied: !recorded.duplicate && recorded.applied },
+      recorded.duplicate ? 'webhook duplicate acknowledged' : 'webhook recorded',
+    );
+    await reply.code(200).send(recorded.duplicate ? { received: true, duplicate: true } : { received: true, duplicate: false, applied: recorded.applied });
+    if (!recorded.duplicate && recorded.handoff) handoff.start(recorded.handoff.orderId, recorded.handoff.event);
+    return reply;
+  });
+  return Promise.resolve();
+};
