@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError } from './config/config-error.js';
-import { loadAll, loadDatabaseSettings, loadStripeSettings, loadTemporalSettings } from './config/settings.js';
+import { loadAll, loadDatabaseSettings, loadSettlementSettings, loadStripeSettings, loadTemporalSettings } from './config/settings.js';
 import { createPool } from './db/pool.js';
 import { createLogger, temporalLogger } from './logging/logger.js';
 import { createStripeClient } from './stripe/client.js';
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
     database: loadDatabaseSettings,
     stripe: loadStripeSettings,
     connect: loadTemporalConnectConfig,
+    settlement: loadSettlementSettings,
   });
   // Production loads the workflow code bundled ahead of time (npm run build:workflows): the
   // reviewed, replay-tested bytes, and a start in milliseconds instead of seconds.
@@ -38,7 +39,7 @@ async function main(): Promise<void> {
       connection,
       namespace: settings.connect.namespace,
       taskQueue: settings.temporal.taskQueue,
-      deps: { db, stripe },
+      deps: { db, stripe, ...settings.settlement },
       workflowBundlePath: bundlePath,
     });
     logger.info(

@@ -65,6 +65,18 @@ const stripeWebhookSchema = z.object({
   STRIPE_WEBHOOK_TOLERANCE_SECONDS: z.coerce.number().int().min(1, 'must be at least 1 second').max(3600).default(300),
 });
 
+const settlementSchema = z.object({
+  /**
+   * How long the saga waits for an asynchronous payment's webhook before it asks Stripe itself.
+   * Default 900000 (15 minutes); a demo without webhooks may want a few seconds.
+   */
+  SETTLEMENT_RECHECK_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds such as 900000' })
+    .int('must be a whole number of milliseconds')
+    .min(100, 'must be at least 100 ms')
+    .optional(),
+});
+
 export interface TemporalSettings {
   taskQueue: string;
   uiUrl: string;
@@ -105,6 +117,12 @@ export function loadDatabaseSettings(env: Env = process.env): DatabaseSettings {
 export function loadStripeSettings(env: Env = process.env): StripeSettings {
   const parsed = parse(stripeSchema, env);
   return { secretKey: parsed.STRIPE_SECRET_KEY, apiBase: parsed.STRIPE_API_BASE };
+}
+
+/** Worker-side settings of the asynchronous payment path; unset values keep the activities' defaults. */
+export function loadSettlementSettings(env: Env = process.env): { settlementRecheckMs?: number } {
+  const parsed = parse(settlementSchema, env);
+  return parsed.SETTLEMENT_RECHECK_MS === undefined ? {} : { settlementRecheckMs: parsed.SETTLEMENT_RECHECK_MS };
 }
 
 export function loadApiSettings(env: Env = process.env): ApiSettings {
