@@ -1,9 +1,18 @@
 import { fileURLToPath } from 'node:url';
-import { Worker, type NativeConnection } from '@temporalio/worker';
+import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
 
 /** Workflow source, for development workers; production loads the prebundled file. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * The worker's capacity settings. The benchmark's baseline worker runs with these too, so the
+ * saga is measured against a ceiling set by the same worker.
+ */
+export const ORDER_WORKER_TUNING = {
+  // Activities mostly wait on Stripe and Postgres.
+  maxConcurrentActivityTaskExecutions: 50,
+} as const satisfies Partial<WorkerOptions>;
 
 export interface OrderWorkerOptions {
   connection: NativeConnection;
@@ -12,7 +21,7 @@ export interface OrderWorkerOptions {
   deps: ActivityDeps;
   /** Path of a bundle from `npm run build:workflows`. Unset: bundle from source at start. */
   workflowBundlePath?: string | undefined;
-  /** Activities run at once. Default 50: they mostly wait on Stripe and Postgres. */
+  /** Activities run at once. Default ORDER_WORKER_TUNING's. */
   maxConcurrentActivityTaskExecutions?: number;
   /**
    * How long in-flight activities get to finish after shutdown is requested. Default 30 s:
@@ -31,7 +40,10 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH }),
     activities: createActivities(options.deps),
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 50,
+    ...ORDER_WORKER_TUNING,
+    ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
+      maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions,
+    }),
     shutdownGraceTime: options.shutdownGraceTimeMs ?? 30_000,
   });
 }

@@ -1,5 +1,4 @@
 import {
-  ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
   defineQuery,
@@ -19,6 +18,7 @@ import { parseOrderInput, type OrderInput } from '../domain/order-input.js';
 import type { OrderResult, OrderStatus, SagaStatus, SagaStep } from '../domain/order-result.js';
 import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../temporal/search-attributes.js';
+import { COMPENSATION_ACTIVITY_OPTIONS, FORWARD_ACTIVITY_OPTIONS, PAYMENT_ACTIVITY_OPTIONS } from './activity-options.js';
 import { awaitSettlement, PaymentEvents } from './await-settlement.js';
 import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureDetailsOf, failureTypeOf } from './failure-type.js';
@@ -26,35 +26,9 @@ import { paymentEventSignal } from './signals.js';
 
 export const statusQuery = defineQuery<SagaStatus>('status');
 
-// No maximumAttempts: unset is unlimited. Steps stop on non-retryable failures, not on a count.
-const RETRY_FOREVER = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
-
-/** Postgres-only steps: retried until the database answers; an outage must not compensate orders. */
-const forward = proxyActivities<OrderActivities>({
-  startToCloseTimeout: '30s',
-  retry: RETRY_FOREVER,
-  // The workflow waits for an activity to finish even when cancelled: compensations must not
-  // race a step that is still running.
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
-
-/**
- * The charge. Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
- * attempt is still talking to Stripe when Temporal gives up on it. After ten minutes of failed
- * attempts the outcome counts as unknown and the saga compensates; the refund resolves it.
- */
-const payments = proxyActivities<OrderActivities>({
-  startToCloseTimeout: '60s',
-  scheduleToCloseTimeout: '10m',
-  retry: RETRY_FOREVER,
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
-
-/** Compensations retry until they succeed, with a bounded interval; only a final failure stops them. */
-const compensation = proxyActivities<OrderActivities>({
-  startToCloseTimeout: '60s',
-  retry: { ...RETRY_FOREVER, maximumInterval: '1m' },
-});
+const forward = proxyActivities<OrderActivities>(FORWARD_ACTIVITY_OPTIONS);
+const payments = proxyActivities<OrderActivities>(PAYMENT_ACTIVITY_OPTIONS);
+const compensation = proxyActivities<OrderActivities>(COMPENSATION_ACTIVITY_OPTIONS);
 
 /**
  * Charges the order, allocates its stock and confirms it; when a later step fails or the

@@ -1,0 +1,33 @@
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
+
+// No maximumAttempts: unset is unlimited. Steps stop on non-retryable failures, not on a count.
+const RETRY_FOREVER = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
+
+/**
+ * Postgres-only steps: retried until the database answers; an outage must not compensate orders.
+ * The workflow waits for an activity to finish even when cancelled: compensations must not race
+ * a step that is still running.
+ */
+export const FORWARD_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '30s',
+  retry: RETRY_FOREVER,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
+ * The charge. Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
+ * attempt is still talking to Stripe when Temporal gives up on it. After ten minutes of failed
+ * attempts the outcome counts as unknown and the saga compensates; the refund resolves it.
+ */
+export const PAYMENT_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '60s',
+  scheduleToCloseTimeout: '10m',
+  retry: RETRY_FOREVER,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/** Compensations retry until they succeed, with a bounded interval; only a final failure stops them. */
+export const COMPENSATION_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '60s',
+  retry: { ...RETRY_FOREVER, maximumInterval: '1m' },
+};
