@@ -1,25 +1,35 @@
 import { Client, Connection } from '@temporalio/client';
+import { Command } from 'commander';
+import { reapApiIdempotency } from '../api-idempotency/reaper.js';
+import { loadApiIdempotencySettings } from '../api-idempotency/settings.js';
 import { ConfigError } from '../config/config-error.js';
-import { loadAll, loadApiSettings, loadDatabaseSettings, loadStripeWebhookSettings } from '../config/settings.js';
+import { loadAll, loadApiSettings, loadDatabaseSettings, loadStripeWebhookSettings, loadTemporalSettings } from '../config/settings.js';
 import { createPool } from '../db/pool.js';
 import { createLogger } from '../logging/logger.js';
 import { loadTemporalConnectConfig } from '../temporal/connection-config.js';
 import { temporalSignaller } from '../webhooks/workflow-handoff.js';
+import { createApiKey, InvalidTenantIdError } from './auth/api-keys.js';
 import { buildApiServer } from './server.js';
 
 const logger = createLogger('api');
 
+/** How often the running service reaps expired Idempotency-Key records. */
+const REAP_INTERVAL_MS = 10 * 60_000;
+
 /**
  * `npm run api`: the HTTP service. Env: API_PORT (default 3000), API_HOST (default 127.0.0.1),
  * DATABASE_URL, STRIPE_WEBHOOK_SECRET (whsec_...), STRIPE_WEBHOOK_TOLERANCE_SECONDS (default
- * 300), and Temporal's TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE. Bad configuration exits 2 before
- * anything starts.
+ * 300), Temporal's TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_TASK_QUEUE, and
+ * API_IDEMPOTENCY_RETENTION_HOURS / API_IDEMPOTENCY_TOMBSTONE_DAYS / API_IDEMPOTENCY_LEASE_SECONDS.
+ * Bad configuration exits 2 before anything starts.
  */
-async function main(): Promise<void> {
+async function serve(): Promise<void> {
   const settings = loadAll({
     api: loadApiSettings,
     database: loadDatabaseSettings,
     webhook: loadStripeWebhookSettings,
+    temporal: loadTemporalSettings,
+    idempotency: loadApiIdempotencySettings,
     connect: loadTemporalConnectConfig,
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
@@ -30,12 +40,27 @@ async function main(): Promise<void> {
     signalPaymentEvent: temporalSignaller(client),
     stripeWebhook: settings.webhook,
     logger,
+    temporal: { client, taskQueue: settings.temporal.taskQueue },
+    apiIdempotency: settings.idempotency,
   });
+  const reap = () => {
+    reapApiIdempotency(db, { tombstoneMs: settings.idempotency.tombstoneMs }).then(
+      (result) => {
+        if (result.compacted + result.deleted > 0) logger.info(result, 'reaped expired Idempotency-Key records');
+      },
+      (error: unknown) => {
+        logger.warn({ err: error }, 'reaping Idempotency-Key records failed; next round retries');
+      },
+    );
+  };
+  const reaper = setInterval(reap, REAP_INTERVAL_MS);
+  reaper.unref();
 
   let closing = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) return;
     closing = true;
+    clearInterval(reaper);
     logger.info({ signal }, 'api stopping: finishing requests and hand-offs');
     // close() waits for in-flight requests and the hand-offs already started.
     app
@@ -54,13 +79,59 @@ async function main(): Promise<void> {
 
   const address = await app.listen({ port: settings.api.port, host: settings.api.host });
   logger.info({ address, temporalNamespace: settings.connect.namespace }, `api listening on ${address}`);
+  reap();
 }
 
-main().catch((error: unknown) => {
-  if (error instanceof ConfigError) {
+/** `npm run api -- keys create --tenant ID`: the key is printed once, alone on the last line. */
+async function createKey(tenantId: string): Promise<void> {
+  const settings = loadDatabaseSettings();
+  const db = createPool({ connectionString: settings.url, max: 1, applicationName: 'order-payments-api-keys' });
+  try {
+    const created = await createApiKey(db, tenantId);
+    console.log(`API key ${created.prefix}… created for tenant '${tenantId}'. Only its SHA-256 is stored: copy it now, it cannot be shown again.`);
+    console.log(created.key);
+  } finally {
+    await db.end();
+  }
+}
+
+/** `npm run api -- reap`: one reaping pass, for cron or an operator. */
+async function reapOnce(): Promise<void> {
+  const settings = loadAll({ database: loadDatabaseSettings, idempotency: loadApiIdempotencySettings });
+  const db = createPool({ connectionString: settings.database.url, max: 1, applicationName: 'order-payments-api-reaper' });
+  try {
+    const result = await reapApiIdempotency(db, { tombstoneMs: settings.idempotency.tombstoneMs });
+    console.log(`reaped: ${result.compacted} expired record(s) compacted to tombstones, ${result.deleted} expired tombstone(s) deleted`);
+  } finally {
+    await db.end();
+  }
+}
+
+function fail(error: unknown): never {
+  if (error instanceof ConfigError || error instanceof InvalidTenantIdError) {
     console.error(`api: ${error.message}`);
     process.exit(2);
   }
-  logger.fatal({ err: error }, 'api failed to start');
+  logger.fatal({ err: error }, 'api failed');
   process.exit(1);
-});
+}
+
+const program = new Command('api').description('The HTTP service: webhooks and the orders API.');
+program
+  .command('serve', { isDefault: true })
+  .description('serve HTTP (the default)')
+  .action(() => serve().catch(fail));
+program
+  .command('keys')
+  .description('API keys')
+  .command('create')
+  .description('create an API key for a tenant; prints it once, on the last line')
+  .requiredOption('--tenant <id>', 'tenant ID: letters, digits, - or _ (e.g. acme-shop)')
+  .action((options: { tenant: string }) => createKey(options.tenant).catch(fail));
+program
+  .command('reap')
+  .description('delete expired Idempotency-Key records (keeping tombstones) and expired tombstones')
+  .action(() => reapOnce().catch(fail));
+program.exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
+
+program.parseAsync().catch(fail);

@@ -1,7 +1,11 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
+import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from '../api-idempotency/settings.js';
 import type { SignalPaymentEvent } from '../webhooks/workflow-handoff.js';
 import { healthRoutes } from './health.js';
+import type { CreateOrderDeps } from './orders/create-order.js';
+import { orderRoutes } from './orders/order-routes.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
 
 export interface ApiDeps {
@@ -12,6 +16,12 @@ export interface ApiDeps {
   logger: FastifyBaseLogger;
   /** Hand-off retries; tests shorten them. */
   handoff?: { attempts?: number; retryMs?: number };
+  /** Starts orders' workflows; the orders API (/v1/orders) is served only when it is given. */
+  temporal?: { client: Client; taskQueue: string };
+  /** Retention, tombstones and leases of Idempotency-Keys. Default: 7 days, 90 days, 30 s. */
+  apiIdempotency?: ApiIdempotencySettings;
+  /** Test seam of the orders API. */
+  orderHooks?: Pick<CreateOrderDeps, 'afterWorkflowStart'>;
 }
 
 /**
@@ -28,5 +38,13 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
     toleranceSeconds: deps.stripeWebhook.toleranceSeconds,
     handoff: deps.handoff ?? {},
   });
+  if (deps.temporal) {
+    await app.register(orderRoutes, {
+      db: deps.db,
+      temporal: deps.temporal,
+      idempotency: deps.apiIdempotency ?? DEFAULT_API_IDEMPOTENCY,
+      ...deps.orderHooks,
+    });
+  }
   return app;
 }
