@@ -1,6 +1,7 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   defineQuery,
   isCancellation,
   log,
@@ -139,7 +140,10 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
       throw error;
     }
 
-    const reason = isCancellation(error) ? 'cancelled' : describeFailure(error);
+    // A cancel that lands while an attempt is failing surfaces as that failure, not as a
+    // CancelledFailure: the scope's state, not the error's type, says whether we were cancelled.
+    const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
+    const reason = cancelled ? 'cancelled' : describeFailure(error);
     log.warn('compensating order', { orderId: order.orderId, reason });
     await CancellationScope.nonCancellable(async () => {
       saga.enter('compensating');
@@ -160,7 +164,7 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
       await closeOrder(order.orderId, 'compensated', reason);
     });
     // A cancelled workflow ends cancelled, with its compensations done.
-    if (isCancellation(error)) throw error;
+    if (cancelled) throw isCancellation(error) ? error : new CancelledFailure(`order ${order.orderId} cancelled`);
     return saga.result('compensated');
   }
 }
