@@ -1,5 +1,6 @@
 import { createChargePayment } from './charge-payment.js';
 import type { ActivityDeps } from './deps.js';
+import { createMerchantRefund } from './merchant-refund.js';
 import { createOrderActivities } from './orders.js';
 import { createRecordRefund } from './record-refund.js';
 import { createRefundPayment } from './refund-payment.js';
@@ -20,6 +21,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createStockActivities(deps),
     refundPayment: createRefundPayment(deps),
     recordRefund: createRecordRefund(deps),
+    merchantRefund: createMerchantRefund(deps),
   };
 }
 

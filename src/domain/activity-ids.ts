@@ -18,6 +18,8 @@ export const ActivityId = {
   recordRefund: 'record-refund',
   releaseStock: 'release-stock',
   closeOrder: 'close-order',
+  /** The merchant-initiated refund, in its own workflow (`merchantRefund`), not the saga. */
+  merchantRefund: 'merchant-refund',
 } as const;
 
 export type ActivityId = (typeof ActivityId)[keyof typeof ActivityId];

@@ -122,12 +122,20 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
     // I1: at most one successful charge.
     if (charges.length > 1) flag('I1', id, `${charges.length} succeeded PaymentIntents: ${charges.map((c) => c.id).join(', ')}`);
 
-    // I2: compensated after a charge means exactly one full refund; completed means none.
+    // I2: compensated after a charge means exactly one full refund; completed means no refund
+    // by the saga. Refunds the merchant asked for afterwards (POST /v1/orders/:id/refunds,
+    // marked merchant_refund in Stripe) are allowed on a completed order, up to what was charged.
     const charged = charges.reduce((sum, charge) => sum + charge.amount, 0);
-    const refunded = orderRefunds.reduce((sum, refund) => sum + refund.amount, 0);
-    if (order.status === 'completed' && orderRefunds.length > 0) flag('I2', id, `completed order has ${orderRefunds.length} refund(s)`);
-    if (order.status === 'compensated' && charges.length > 0 && (orderRefunds.length !== 1 || refunded !== charged)) {
-      flag('I2', id, `compensated order charged ${charged} but has ${orderRefunds.length} refund(s) totalling ${refunded}`);
+    const isMerchant = (refund: Stripe.Refund) => refund.metadata?.merchant_refund === 'true';
+    const sagaRefunds = orderRefunds.filter((refund) => !isMerchant(refund));
+    const merchantRefunded = orderRefunds.filter(isMerchant).reduce((sum, refund) => sum + refund.amount, 0);
+    const refunded = sagaRefunds.reduce((sum, refund) => sum + refund.amount, 0);
+    if (order.status === 'completed' && sagaRefunds.length > 0) flag('I2', id, `completed order has ${sagaRefunds.length} refund(s) not asked for by the merchant`);
+    if (merchantRefunded > 0 && (order.status !== 'completed' || merchantRefunded > charged)) {
+      flag('I2', id, `${order.status} order charged ${charged} has merchant refunds totalling ${merchantRefunded}`);
+    }
+    if (order.status === 'compensated' && charges.length > 0 && (sagaRefunds.length !== 1 || refunded !== charged)) {
+      flag('I2', id, `compensated order charged ${charged} but has ${sagaRefunds.length} refund(s) totalling ${refunded}`);
     }
     if (order.status === 'completed' && charges.length !== 1) flag('I2', id, `completed order has ${charges.length} succeeded charges`);
     if (order.status === 'declined' && (charges.length > 0 || entries.length > 0)) {

@@ -26,6 +26,11 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
   );
   const row = rows[0];
   if (!row) return null;
+  const { rows: refunds } = await db.query<{ stripe_object_id: string; amount_minor: string; currency: string; created_at: Date }>(
+    `select stripe_object_id, amount_minor, currency, created_at from ledger_transactions
+      where order_id = $1 and kind = 'refund' order by id`,
+    [orderId],
+  );
   return {
     id: row.order_id,
     object: 'order',
@@ -39,6 +44,14 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
     quantity: row.request.quantity,
     workflowId: workflowIdForOrder(row.order_id),
     stripe: { paymentIntentId: row.payment_intent_id, refundId: row.refund_id },
+    // Every refund the ledger recorded: the saga's compensation or the merchant's.
+    refunds: refunds.map((refund) => ({
+      stripeRefundId: refund.stripe_object_id,
+      amount: Number(refund.amount_minor),
+      currency: refund.currency,
+      createdAt: refund.created_at.toISOString(),
+    })),
+    amountRefunded: refunds.reduce((sum, refund) => sum + Number(refund.amount_minor), 0),
     createdAt: row.api_created_at.toISOString(),
   };
 }

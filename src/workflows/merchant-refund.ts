@@ -1,0 +1,30 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { OrderActivities } from '../activities/index.js';
+import type { MerchantRefundResult } from '../activities/merchant-refund.js';
+import { ActivityId } from '../domain/activity-ids.js';
+import { COMPENSATION_ACTIVITY_OPTIONS } from './activity-options.js';
+
+export interface MerchantRefundRequest {
+  orderId: string;
+  /** The API's refund request ID (`rfd_...`): with the order ID, the workflow's identity. */
+  refundRequestId: string;
+  amount: number;
+}
+
+// A refund retries like a compensation: until it succeeds or fails for good.
+const activities = proxyActivities<OrderActivities>(COMPENSATION_ACTIVITY_OPTIONS);
+
+export const MERCHANT_REFUND_WORKFLOW_PREFIX = 'order-refund-';
+
+/**
+ * A merchant-initiated refund of a completed order, in a workflow of its own: the order's saga
+ * (and its recorded histories) stay as they are, and each refund request gets one workflow ID,
+ * `order-refund-<orderId>-<refundRequestId>`, so a retried API call attaches to it.
+ */
+export async function merchantRefund(request: MerchantRefundRequest): Promise<MerchantRefundResult> {
+  const { workflowId, originalExecutionRunId } = workflowInfo();
+  return activities.merchantRefund.executeWithOptions(
+    { activityId: ActivityId.merchantRefund, summary: `Stripe + ledger: refund ${request.amount} of order ${request.orderId}` },
+    [{ ...request, workflowId, originalRunId: originalExecutionRunId }],
+  );
+}
