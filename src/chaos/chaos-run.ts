@@ -1,0 +1,343 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
+import { workflowIdForOrder } from '../domain/order-input.js';
+import { setStock } from '../inventory/stock.js';
+import { checkInvariants, type Violation } from '../reconcile/invariant-checker.js';
+import { startOrder } from '../starter/start-order.js';
+import { startStripeEmulator } from '../stripe-emulator/index.js';
+import { seededRandom } from '../stripe-emulator/seeded-random.js';
+import { createStripeClient } from '../stripe/client.js';
+import { bundleWorkflows } from '../temporal/bundle-workflows.js';
+import { terminateOneWorkerBackend } from './backend-terminator.js';
+import { startDevServer } from './dev-server.js';
+import { buildOrderMix, type ChaosOrder, type OrderIntent } from './order-mix.js';
+import { waitForEnding, type Ending } from './order-endings.js';
+import { countRetries, type RetryCounts } from './retry-counts.js';
+import { installStripeFaults, stripeFaultCounts, type StripeFaultCounts } from './stripe-faults.js';
+import { createThrowawayDatabase } from './throwaway-database.js';
+import { WorkerFleet, type FleetCounts } from './worker-fleet.js';
+import { resetWorkflow, type ResetOutcome, type ResetType } from './workflow-reset.js';
+
+const STRIPE_KEY = 'sk_test_order_payments_chaos';
+const NAMESPACE = 'default';
+const TERMINAL = new Set(['completed', 'declined', 'compensated', 'needs_review']);
+/** Orders per `temporal workflow reset`. */
+const ORDERS_PER_RESET = 50;
+const START_CONCURRENCY = 32;
+
+export interface ChaosOptions {
+  orders: number;
+  /** How long faults are injected, from the first order on. */
+  durationSeconds: number;
+  seed: number;
+  /**
+   * How long after the faults stop every order must have ended. A SIGKILLed worker's activity
+   * is retried only once its start-to-close timeout (60 s for the charge) has passed, after a
+   * backoff of up to 30 s: the default, 150 s, covers both with a margin.
+   */
+  drainSeconds?: number;
+  workers?: number;
+  /** A running Temporal server to use instead of starting a dev server. */
+  temporal?: { address: string; cli: string } | undefined;
+  /** A workflow bundle to run instead of bundling the workflows here. */
+  workflowBundlePath?: string | undefined;
+  /** Keep the database and the worker logs afterwards. */
+  keep?: boolean;
+  say?: (line: string) => void;
+}
+
+export interface ChaosReport {
+  options: { orders: number; durationSeconds: number; drainSeconds: number; seed: number; workers: number };
+  /** Seconds from the first order to the last ending, and for the whole run. */
+  seconds: { orders: number; total: number };
+  outcomes: Record<string, number>;
+  /** Where orders of each intent ended. */
+  outcomesByIntent: Record<OrderIntent, Record<string, number>>;
+  unfinished: { orderId: string; status: string }[];
+  faults: StripeFaultCounts & { workerKills: number; backendTerminations: number; resets: number; resetsFailed: number };
+  resets: ResetOutcome[];
+  retries: RetryCounts;
+  replays: { servedByStripe: number; chargesServedByLedger: number; refundsServedByLedger: number };
+  stripeRequests: number;
+  workers: Pick<FleetCounts, 'started' | 'unexpectedExits'>;
+  violations: Violation[];
+  logDir: string | null;
+  databaseName: string;
+  ok: boolean;
+}
+
+/**
+ * Runs `orders` concurrent orders through two worker processes while faults strike everywhere
+ * (Stripe drops, 500s, 429s and latency; workers SIGKILLed; Postgres backends terminated;
+ * workflows reset mid-flight), waits for every order to end, then checks I1–I7.
+ */
+export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
+  const say = options.say ?? (() => undefined);
+  const drainSeconds = options.drainSeconds ?? 150;
+  const workerCount = options.workers ?? 2;
+  const tag = randomBytes(3).toString('hex');
+  // One generator per concern, so the order mix and each fault's choices follow from the seed
+  // whatever the timing interleaves.
+  const randomFor = (stream: number) => seededRandom(options.seed * 7919 + stream);
+  const runStarted = Date.now();
+  const cleanups: (() => Promise<unknown>)[] = [];
+  const logDir = await mkdtemp(path.join(os.tmpdir(), `order-payments-chaos-${tag}-`));
+  let keepLogs = options.keep ?? false;
+
+  try {
+    say('starting Temporal, a throwaway database and the Stripe emulator');
+    const [temporal, db, emulator] = await Promise.all([
+      connectTemporal(options.temporal).then((value) => (cleanups.push(value.stop), value)),
+      createThrowawayDatabase({ label: 'chaos' }).then((value) => (cleanups.push(() => (options.keep ? value.pool.end() : value.drop())), value)),
+      startStripeEmulator({ port: 0 }).then((value) => (cleanups.push(() => value.close()), value)),
+    ]);
+    const bundlePath = options.workflowBundlePath ?? (await bundleWorkflows(path.join(logDir, 'workflow-bundle.js')));
+
+    const mix = buildOrderMix(options.orders, tag, randomFor(1));
+    for (const { sku, available } of mix.stock) await setStock(db.pool, sku, available);
+
+    const taskQueue = `chaos-${tag}`;
+    const fleet = new WorkerFleet(
+      workerCount,
+      {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? os.tmpdir(),
+        DATABASE_URL: db.url,
+        DATABASE_POOL_SIZE: '5',
+        STRIPE_SECRET_KEY: STRIPE_KEY,
+        STRIPE_API_BASE: emulator.url,
+        TEMPORAL_ADDRESS: temporal.address,
+        TEMPORAL_NAMESPACE: NAMESPACE,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        WORKFLOW_BUNDLE_PATH: bundlePath,
+        LOG_LEVEL: 'info',
+      },
+      logDir,
+    );
+    cleanups.push(() => fleet.stop());
+    say(`starting ${workerCount} worker processes (logs in ${logDir})`);
+    await fleet.start();
+
+    installStripeFaults(emulator, options.seed);
+    const ordersStarted = Date.now();
+    const faultsEnd = ordersStarted + options.durationSeconds * 1000;
+    const deadline = faultsEnd + drainSeconds * 1000;
+    say(`${options.orders} orders; faults for ${options.durationSeconds} s, every order must end within ${drainSeconds} s after`);
+
+    const endings = new Map<string, Ending>();
+    const started = new Set<string>();
+    const waiters = startAll(mix.orders, temporal.client, taskQueue, started, endings);
+
+    const killRandom = randomFor(2);
+    const terminateRandom = randomFor(3);
+    const faultLoops = Promise.all([
+      everyFewSeconds(faultsEnd, [2_500, 5_000], killRandom, () => {
+        const ready = fleet.readySlots();
+        const slot = ready[Math.floor(killRandom() * ready.length)];
+        if (slot !== undefined) fleet.killAndRestart(slot);
+        return Promise.resolve();
+      }),
+      (async () => {
+        let terminated = 0;
+        await everyFewSeconds(faultsEnd, [1_000, 3_000], terminateRandom, async () => {
+          if (await terminateOneWorkerBackend(db.pool, db.name, terminateRandom).catch(() => false)) terminated += 1;
+        });
+        return terminated;
+      })(),
+      runResets({
+        count: Math.floor(options.orders / ORDERS_PER_RESET),
+        until: faultsEnd,
+        random: randomFor(4),
+        orders: mix.orders,
+        started,
+        endings,
+        client: temporal.client,
+        reset: (workflowId, type) => resetWorkflow({ cli: temporal.cli, address: temporal.address, namespace: NAMESPACE, workflowId, type }),
+      }),
+    ]);
+
+    const [, backendTerminations, resets] = await faultLoops;
+    say('faults stopped; waiting for every order to end');
+    await fleet.allReady().catch((error: unknown) => {
+      say(String(error));
+    });
+    await untilDeadline(waiters, deadline);
+    // A reset can land on a run that had just returned: its new run is still going.
+    await followRestarted(temporal.client, mix.orders, endings, deadline);
+    const ordersSeconds = (Date.now() - ordersStarted) / 1000;
+
+    const stripeFaults = stripeFaultCounts(emulator);
+    emulator.clearFaults();
+    const counters = emulator.counters();
+    await fleet.stop();
+    const fleetCounts = fleet.counts();
+
+    say('checking invariants I1–I7');
+    const orderIds = mix.orders.map(({ order }) => order.orderId);
+    const stripe = createStripeClient({ secretKey: STRIPE_KEY, apiBase: emulator.url, maxNetworkRetries: 2 });
+    const [report, statuses, retries] = await Promise.all([
+      checkInvariants({ db: db.pool, stripe, orderIds }),
+      db.pool.query<{ order_id: string; status: string }>('select order_id, status from orders where order_id = any($1)', [orderIds]),
+      countRetries(temporal.client, db.pool, orderIds.map(workflowIdForOrder)),
+    ]);
+
+    const statusOf = new Map(statuses.rows.map((row) => [row.order_id, row.status]));
+    const outcomes: Record<string, number> = {};
+    const outcomesByIntent: ChaosReport['outcomesByIntent'] = { success: {}, decline: {}, scarce: {} };
+    const unfinished: ChaosReport['unfinished'] = [];
+    for (const { order, intent } of mix.orders) {
+      const ending = endings.get(order.orderId);
+      const status = statusOf.get(order.orderId) ?? 'never recorded';
+      const outcome = ending && TERMINAL.has(status) ? status : 'unfinished';
+      if (outcome === 'unfinished') unfinished.push({ orderId: order.orderId, status: ending ? status : `${status}, workflow still running` });
+      outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
+      outcomesByIntent[intent][outcome] = (outcomesByIntent[intent][outcome] ?? 0) + 1;
+    }
+
+    const ok = report.violations.length === 0 && unfinished.length === 0;
+    keepLogs ||= !ok;
+    return {
+      options: { orders: options.orders, durationSeconds: options.durationSeconds, drainSeconds, seed: options.seed, workers: workerCount },
+      seconds: { orders: round1(ordersSeconds), total: round1((Date.now() - runStarted) / 1000) },
+      outcomes,
+      outcomesByIntent,
+      unfinished,
+      faults: {
+        ...stripeFaults,
+        workerKills: fleetCounts.killed,
+        backendTerminations,
+        resets: resets.filter((reset) => reset.ok).length,
+        resetsFailed: resets.filter((reset) => !reset.ok).length,
+      },
+      resets,
+      retries,
+      replays: {
+        servedByStripe: counters.replays,
+        chargesServedByLedger: fleetCounts.messages.chargeAnsweredFromLedger,
+        refundsServedByLedger: fleetCounts.messages.refundAnsweredFromLedger,
+      },
+      stripeRequests: counters.requests,
+      workers: { started: fleetCounts.started, unexpectedExits: fleetCounts.unexpectedExits },
+      violations: report.violations,
+      logDir: keepLogs ? logDir : null,
+      databaseName: db.name,
+      ok,
+    };
+  } catch (error) {
+    keepLogs = true;
+    throw error;
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    if (!keepLogs) await rm(logDir, { recursive: true, force: true });
+  }
+}
+
+async function connectTemporal(existing: ChaosOptions['temporal']): Promise<{ address: string; cli: string; client: Client; stop: () => Promise<void> }> {
+  if (!existing) {
+    const server = await startDevServer();
+    return { address: server.address, cli: server.cli, client: server.client, stop: () => server.stop() };
+  }
+  const connection = await Connection.connect({ address: existing.address });
+  return { ...existing, client: new Client({ connection, namespace: NAMESPACE }), stop: () => connection.close() };
+}
+
+/**
+ * Starts every order through the starter, a few at a time, and waits for each to end. The
+ * starter is idempotent, so a start that fails on a transient error is simply tried again.
+ */
+function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, started: Set<string>, endings: Map<string, Ending>): Promise<void> {
+  const queue = [...orders];
+  const waits: Promise<void>[] = [];
+  const starter = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const { order } = next;
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        try {
+          const { workflowId } = await startOrder(client, taskQueue, order);
+          started.add(order.orderId);
+          waits.push(
+            waitForEnding(client, workflowId).then(
+              (ending) => void endings.set(order.orderId, ending),
+              () => undefined,
+            ),
+          );
+          break;
+        } catch {
+          await sleep(1_000 * attempt);
+        }
+      }
+    }
+  };
+  return Promise.all(Array.from({ length: START_CONCURRENCY }, starter)).then(async () => {
+    await Promise.all(waits);
+  });
+}
+
+/** Runs `act` at seeded intervals within `[min, max]` ms until `until`. */
+async function everyFewSeconds(until: number, [min, max]: [number, number], random: () => number, act: () => Promise<void>): Promise<void> {
+  for (;;) {
+    await sleep(min + random() * (max - min));
+    if (Date.now() >= until) return;
+    await act();
+  }
+}
+
+/** `count` resets at seeded moments of the fault window, each of an order whose workflow is still running. */
+async function runResets(options: {
+  count: number;
+  until: number;
+  random: () => number;
+  orders: ChaosOrder[];
+  started: Set<string>;
+  endings: Map<string, Ending>;
+  client: Client;
+  reset: (workflowId: string, type: ResetType) => Promise<ResetOutcome>;
+}): Promise<ResetOutcome[]> {
+  const { random } = options;
+  const window = options.until - Date.now();
+  const moments = Array.from({ length: options.count }, () => Date.now() + window * (0.1 + 0.8 * random())).sort((a, b) => a - b);
+  const outcomes: ResetOutcome[] = [];
+  for (const [index, moment] of moments.entries()) {
+    await sleep(Math.max(0, moment - Date.now()));
+    const type: ResetType = index % 2 === 0 ? 'FirstWorkflowTask' : 'LastWorkflowTask';
+    const candidates = options.orders.filter(({ order }) => options.started.has(order.orderId) && !options.endings.has(order.orderId));
+    // Tried in a seeded order until one is still running: a reset of an ended run would start it again.
+    for (let attempt = 0; attempt < 20 && candidates.length > 0; attempt++) {
+      const pick = candidates.splice(Math.floor(random() * candidates.length), 1)[0];
+      if (!pick) break;
+      const workflowId = workflowIdForOrder(pick.order.orderId);
+      const running = await options.client.workflow
+        .getHandle(workflowId)
+        .describe()
+        .then((description) => description.status.name === 'RUNNING')
+        .catch(() => false);
+      if (!running) continue;
+      outcomes.push(await options.reset(workflowId, type));
+      break;
+    }
+  }
+  return outcomes;
+}
+
+async function untilDeadline(work: Promise<unknown>, deadline: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
+  clearTimeout(timer);
+}
+
+async function followRestarted(client: Client, orders: ChaosOrder[], endings: Map<string, Ending>, deadline: number): Promise<void> {
+  for (const { order } of orders) {
+    if (!endings.has(order.orderId)) continue;
+    const workflowId = workflowIdForOrder(order.orderId);
+    const latest = await client.workflow.getHandle(workflowId).describe();
+    if (latest.status.name !== 'RUNNING') continue;
+    endings.delete(order.orderId);
+    await untilDeadline(waitForEnding(client, workflowId).then((ending) => void endings.set(order.orderId, ending)), deadline);
+  }
+}
+
+const round1 = (value: number) => Math.round(value * 10) / 10;

@@ -1,0 +1,33 @@
+import { describe, expect, inject, it } from 'vitest';
+import { runChaos } from '../../src/chaos/chaos-run.js';
+import { formatChaosSummary } from '../../src/chaos/summary.js';
+
+/**
+ * The short chaos run: 100 orders through two worker processes while every kind of fault
+ * strikes for 20 s, then every order must have ended and I1–I7 must hold. A SIGKILLed worker's
+ * activity is retried only after its start-to-close timeout (60 s for the charge), so the run
+ * allows 90 s after the faults for the last orders to end.
+ */
+describe('chaos run', () => {
+  it('ends every order with no invariant broken, whatever was killed, dropped, terminated or reset', async () => {
+    const report = await runChaos({
+      orders: 100,
+      durationSeconds: 20,
+      drainSeconds: 90,
+      seed: 7,
+      temporal: { address: inject('temporalAddress'), cli: inject('temporalCli') },
+      workflowBundlePath: inject('workflowBundlePath'),
+    });
+    const summary = formatChaosSummary(report);
+
+    expect(report.violations, summary).toEqual([]);
+    expect(report.unfinished, summary).toEqual([]);
+    // The faults really struck, and the mix really reached every ending.
+    expect(report.faults.responsesDropped, summary).toBeGreaterThan(0);
+    expect(report.faults.workerKills, summary).toBeGreaterThan(0);
+    expect(report.faults.backendTerminations, summary).toBeGreaterThan(0);
+    expect(report.faults.resets, summary).toBeGreaterThan(0);
+    expect(report.replays.servedByStripe, summary).toBeGreaterThan(0);
+    expect(Object.keys(report.outcomes), summary).toEqual(expect.arrayContaining(['completed', 'declined', 'compensated']));
+  }, 240_000);
+});
