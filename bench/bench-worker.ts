@@ -1,0 +1,69 @@
+/**
+ * The benchmark's worker process: the production worker (`createOrderWorker`, the prebundled
+ * saga, a pg pool and the Stripe SDK) or the baseline worker (the no-op workflow and
+ * activities, with the same tuning), with its pool's round trips counted. It answers the
+ * benchmark's `stats` requests over IPC, so its memory is measured apart from the load.
+ */
+import { getEachMessage, sendMessage } from 'execa';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { z } from 'zod';
+import { createPool } from '../src/db/pool.js';
+import { createStripeClient } from '../src/stripe/client.js';
+import { createOrderWorker, ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
+import { createBaselineActivities } from './baseline-activities.js';
+import { countQueries } from './query-counter.js';
+import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
+
+const env = z
+  .object({
+    BENCH_WORKER_MODE: z.enum(['saga', 'baseline']),
+    BENCH_WORKFLOW_BUNDLE: z.string().min(1),
+    TEMPORAL_ADDRESS: z.string().min(1),
+    TEMPORAL_TASK_QUEUE: z.string().min(1),
+    DATABASE_URL: z.string().min(1),
+    DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
+    STRIPE_API_BASE: z.url(),
+    STRIPE_SECRET_KEY: z.string().min(1),
+  })
+  .parse(process.env);
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
+const db = createPool({ connectionString: env.DATABASE_URL, max: env.DATABASE_POOL_SIZE, applicationName: 'order-payments-bench-worker' });
+const counter = countQueries(db);
+const stripe = createStripeClient({ secretKey: env.STRIPE_SECRET_KEY, apiBase: env.STRIPE_API_BASE });
+
+const worker =
+  env.BENCH_WORKER_MODE === 'saga'
+    ? await createOrderWorker({
+        connection,
+        namespace: 'default',
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        deps: { db, stripe },
+        workflowBundlePath: env.BENCH_WORKFLOW_BUNDLE,
+      })
+    : await Worker.create({
+        ...ORDER_WORKER_TUNING,
+        connection,
+        namespace: 'default',
+        taskQueue: env.TEMPORAL_TASK_QUEUE,
+        workflowBundle: { codePath: env.BENCH_WORKFLOW_BUNDLE },
+        activities: createBaselineActivities(),
+      });
+
+const running = worker.run();
+await sendMessage({ type: 'ready' } satisfies WorkerReply);
+
+for await (const message of getEachMessage()) {
+  const request = message as WorkerRequest;
+  if (request.type === 'stats') {
+    const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
+    await sendMessage({ type: 'stats', id: request.id, rss, heapUsed, heapTotal, external, ...counter.read() } satisfies WorkerReply);
+  } else {
+    worker.shutdown();
+    break;
+  }
+}
+await running;
+await db.end();
+await connection.close();

@@ -1,0 +1,354 @@
+/**
+ * `npm run bench`: the saga against its ceiling on this machine. Starts everything it needs (a
+ * Temporal dev server, a throwaway database, the Stripe emulator with no latency, worker
+ * processes), measures, writes bench/results/<date>-<sha>.json and prints a markdown table.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { Command } from 'commander';
+import { execa } from 'execa';
+import { createThrowawayDatabase, type ThrowawayDatabase } from '../src/chaos/throwaway-database.js';
+import { startDevServer, type DevServer } from '../src/chaos/dev-server.js';
+import { workflowIdForOrder, type OrderInput } from '../src/domain/order-input.js';
+import type { OrderResult } from '../src/domain/order-result.js';
+import { startStripeEmulator } from '../src/stripe-emulator/index.js';
+import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
+import { ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
+import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-attributes.js';
+import { percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
+import { runLedgerMicro } from './ledger-micro.js';
+import { FULL_PLAN, QUICK_PLAN, type BenchPlan } from './plan.js';
+import { proveReplayCost } from './replay-proof.js';
+import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type Target, type Workload } from './report.js';
+import { startBenchWorker, type BenchWorker } from './worker-child.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const STRIPE_KEY = 'sk_test_order_payments_bench';
+/** Orders spread over this many SKUs, so stock rows are not one hot lock. */
+const SKUS = 64;
+const POOL_SIZE = 10;
+const MB = 1024 * 1024;
+
+const program = new Command('bench')
+  .description('Measure the saga against a no-op baseline, the ledger, replays and worker memory; write bench/results/<date>-<sha>.json.')
+  .option('--quick', 'a fast smoke run with small numbers (not for quoting)', false)
+  .option('--cpu-prof', 'write a CPU profile of the saga worker into bench/profiles/', false)
+  .option('--no-write', 'print the results without writing a file');
+
+interface Flags {
+  quick: boolean;
+  cpuProf: boolean;
+  write: boolean;
+}
+
+const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+async function main(): Promise<void> {
+  const flags = program.parse().opts<Flags>();
+  const plan = flags.quick ? QUICK_PLAN : FULL_PLAN;
+  const startedAt = new Date();
+  const loadBefore = os.loadavg();
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    say('starting a Temporal dev server, a throwaway database and the Stripe emulator');
+    const [server, db, emulator] = await Promise.all([
+      startDevServer().then((value) => (cleanups.push(() => value.stop()), value)),
+      createThrowawayDatabase({ label: 'bench' }).then((value) => (cleanups.push(() => value.drop()), value)),
+      startStripeEmulator({ port: 0 }).then((value) => (cleanups.push(() => value.close()), value)),
+    ]);
+    const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'order-payments-bench-'));
+    cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
+    say('bundling the saga and the baseline workflow');
+    const [sagaBundle, baselineBundle] = await Promise.all([
+      bundleWorkflows(path.join(bundleDir, 'saga.js')),
+      bundleBaseline(path.join(bundleDir, 'baseline.js')),
+    ]);
+    await db.pool.query(
+      `insert into inventory (sku, available) select 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g`,
+      [SKUS],
+    );
+
+    const tag = randomBytes(3).toString('hex');
+    const workerEnv = (workload: Workload, bundle: string): Record<string, string> => ({
+      BENCH_WORKER_MODE: workload,
+      BENCH_WORKFLOW_BUNDLE: bundle,
+      TEMPORAL_ADDRESS: server.address,
+      TEMPORAL_TASK_QUEUE: `bench-${workload}-${tag}`,
+      DATABASE_URL: db.url,
+      DATABASE_POOL_SIZE: String(POOL_SIZE),
+      STRIPE_API_BASE: emulator.url,
+      STRIPE_SECRET_KEY: STRIPE_KEY,
+    });
+    say('starting the baseline and saga worker processes');
+    const profileDir = path.join(ROOT, 'bench', 'profiles');
+    if (flags.cpuProf) await mkdir(profileDir, { recursive: true });
+    const workers: Record<Workload, BenchWorker> = {
+      baseline: await startBenchWorker(workerEnv('baseline', baselineBundle)),
+      saga: await startBenchWorker(workerEnv('saga', sagaBundle), flags.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    };
+    cleanups.push(() => workers.baseline.stop(), () => workers.saga.stop());
+    const workerIdleRssMb = (await workers.saga.stats()).rss / MB;
+
+    const run = (workload: Workload, label: string) => orderRunner(server.client, workload, `bench-${workload}-${tag}`, `${label}-${tag}`);
+    say(`warming up (${plan.warmupOrders} orders each)`);
+    for (const workload of ['baseline', 'saga'] as const) {
+      await runClosedLoop({ concurrency: 16, total: plan.warmupOrders, runOne: run(workload, `warm-${workload}`) });
+    }
+
+    const levels: LevelResult[] = [];
+    for (const { concurrency, orders } of plan.levels) {
+      // Side by side per level, so drift in the machine's load falls on both.
+      for (const workload of ['baseline', 'saga'] as const) {
+        say(`${workload}: ${orders} orders at concurrency ${concurrency}`);
+        const level = await measureLevel(db, workers[workload], () =>
+          runClosedLoop({ concurrency, total: orders, runOne: run(workload, `${workload}-c${concurrency}`) }),
+        );
+        levels.push({ workload, concurrency, ...level });
+        say(`  ${level.ordersPerSecond.toFixed(1)} orders/s, p50 ${level.latencyMs.p50.toFixed(0)} ms, p99 ${level.latencyMs.p99.toFixed(0)} ms`);
+      }
+    }
+
+    say(`${plan.inFlight} sagas started at once`);
+    const inFlight = await measureInFlight(workers.saga, plan.inFlight, run('saga', 'inflight'), workerIdleRssMb);
+    say(`  peak ${inFlight.peakInFlight} in flight, worker RSS peak ${inFlight.workerPeakRssMb.toFixed(0)} MB`);
+
+    say('ledger microbenchmarks');
+    const ledger = await runLedgerMicro({ databaseUrl: db.url, ...plan.ledger });
+    say('charge replay cost');
+    const replay = await proveReplayCost({ databaseUrl: db.url, emulator, stripeKey: STRIPE_KEY, replays: plan.replays });
+
+    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, db, server });
+    const table = markdownReport(result);
+    if (flags.write) {
+      const file = path.join(ROOT, 'bench', 'results', `${result.startedAt.slice(0, 10)}-${result.commit}.json`);
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
+      say(`wrote ${path.relative(ROOT, file)}`);
+    }
+    console.log(table);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => say(`cleanup: ${String(error)}`));
+  }
+}
+
+function orderRunner(client: Client, workload: Workload, taskQueue: string, label: string) {
+  return async (index: number): Promise<void> => {
+    const orderId = `${label}-${index}`;
+    const order: OrderInput = {
+      orderId,
+      customerId: 'cust-bench',
+      amount: 2500,
+      currency: 'usd',
+      paymentMethod: 'pm_card_visa',
+      sku: `bench-sku-${index % SKUS}`,
+      quantity: 1,
+    };
+    const result = await client.workflow.execute<(order: OrderInput) => Promise<OrderResult>>(
+      workload === 'saga' ? 'orderPaymentSaga' : 'baselineSaga',
+      {
+        taskQueue,
+        workflowId: workload === 'saga' ? workflowIdForOrder(orderId) : `baseline-${orderId}`,
+        args: [order],
+        typedSearchAttributes: [
+          { key: OrderIdAttribute, value: orderId },
+          { key: OrderStatusAttribute, value: 'pending' },
+        ],
+      },
+    );
+    if (result.status !== 'completed') throw new Error(`order ${orderId} ended ${result.status}: ${result.reason ?? ''}`);
+  };
+}
+
+/** Samples the worker's RSS while `load` runs; counts its statements and the server's commits around it. */
+async function measureLevel(
+  db: ThrowawayDatabase,
+  worker: BenchWorker,
+  load: () => Promise<LoadResult>,
+): Promise<Omit<LevelResult, 'workload' | 'concurrency'>> {
+  const before = await worker.stats();
+  const commitsBefore = await xactCommit(db);
+  const sampler = sampleRss(worker);
+  const result = await load();
+  const peakRss = await sampler.stop();
+  // Backends report their statistics within a second of going idle.
+  await sleep(1_500);
+  const after = await worker.stats();
+  const commitsAfter = await xactCommit(db);
+  const per = (value: number) => (result.completed > 0 ? value / result.completed : Number.NaN);
+  return {
+    orders: result.completed,
+    failed: result.failed,
+    elapsedMs: Math.round(result.elapsedMs),
+    ordersPerSecond: (result.completed * 1000) / result.elapsedMs,
+    latencyMs: { p50: percentile(result.latenciesMs, 50), p95: percentile(result.latenciesMs, 95), p99: percentile(result.latenciesMs, 99) },
+    workerPeakRssMb: peakRss / MB,
+    postgres: {
+      // Less the one commit of reading the counter itself.
+      serverTransactions: per(commitsAfter - commitsBefore - 1),
+      clientTransactions: per(after.transactions - before.transactions),
+      roundTrips: per(after.roundTrips - before.roundTrips),
+    },
+  };
+}
+
+async function measureInFlight(
+  worker: BenchWorker,
+  count: number,
+  runOne: (index: number) => Promise<void>,
+  workerIdleRssMb: number,
+): Promise<InFlightResult> {
+  const sampler = sampleRss(worker);
+  const result = await runClosedLoop({ concurrency: count, total: count, runOne });
+  const peak = await sampler.stop();
+  return {
+    started: count,
+    peakInFlight: result.peakInFlight,
+    completed: result.completed,
+    failed: result.failed,
+    elapsedMs: Math.round(result.elapsedMs),
+    workerIdleRssMb,
+    workerPeakRssMb: peak / MB,
+  };
+}
+
+function sampleRss(worker: BenchWorker): { stop(): Promise<number> } {
+  let peak = 0;
+  const stopped = new AbortController();
+  const loop = (async () => {
+    while (!stopped.signal.aborted) {
+      peak = Math.max(peak, (await worker.stats()).rss);
+      await sleep(250);
+    }
+  })();
+  return {
+    async stop() {
+      stopped.abort();
+      await loop;
+      return Math.max(peak, (await worker.stats()).rss);
+    },
+  };
+}
+
+async function xactCommit(db: ThrowawayDatabase): Promise<number> {
+  const { rows } = await db.pool.query<{ xact_commit: number }>('select xact_commit from pg_stat_database where datname = $1', [db.name]);
+  return rows[0]?.xact_commit ?? 0;
+}
+
+async function bundleBaseline(outputPath: string): Promise<string> {
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL('./baseline-workflow.ts', import.meta.url)),
+    logger: new DefaultLogger('WARN'),
+  });
+  await writeFile(outputPath, code);
+  return outputPath;
+}
+
+async function assemble(parts: {
+  startedAt: Date;
+  plan: BenchPlan;
+  loadBefore: number[];
+  levels: LevelResult[];
+  inFlight: InFlightResult;
+  ledger: BenchResult['ledger'];
+  replay: BenchResult['replay'];
+  db: ThrowawayDatabase;
+  server: DevServer;
+}): Promise<BenchResult> {
+  const { levels, inFlight, ledger, replay } = parts;
+  const of = (workload: Workload) => levels.filter((level) => level.workload === workload);
+  const bestOf = (workload: Workload) =>
+    of(workload).reduce((best, level) => (level.ordersPerSecond > best.ordersPerSecond ? level : best));
+  const overhead = of('saga').flatMap((saga) => {
+    const baseline = of('baseline').find((level) => level.concurrency === saga.concurrency);
+    return baseline ? [{ concurrency: saga.concurrency, sagaOverBaseline: round(saga.ordersPerSecond / baseline.ordersPerSecond, 3) }] : [];
+  });
+  const bestSaga = bestOf('saga');
+  const bestBaseline = bestOf('baseline');
+  const sagaOverBaseline = round(bestSaga.ordersPerSecond / bestBaseline.ordersPerSecond, 3);
+  const replayIsOneRead =
+    replay.replay.stripeRequests === 0 && replay.replay.statements.length === 1 && /^select\b/i.test(replay.replay.statements[0] ?? '');
+  const targets: Target[] = [
+    {
+      name: 'saga throughput vs baseline',
+      goal: '≥ 85% at the best concurrency',
+      measured: `${(sagaOverBaseline * 100).toFixed(0)}% (saga ${bestSaga.ordersPerSecond.toFixed(1)}/s at ${bestSaga.concurrency}, baseline ${bestBaseline.ordersPerSecond.toFixed(1)}/s at ${bestBaseline.concurrency})`,
+      met: sagaOverBaseline >= 0.85,
+    },
+    {
+      name: 'idempotent ledger write vs plain insert',
+      goal: '≤ 1.5×',
+      measured: `${ledger.firstWriteOverPlain.toFixed(2)}× (${ledger.idempotentFirstWrite.microseconds.toFixed(0)} vs ${ledger.plainInsert.microseconds.toFixed(0)} µs)`,
+      met: ledger.firstWriteOverPlain <= 1.5,
+    },
+    {
+      name: 'replay of a completed charge key',
+      goal: 'one indexed read, no Stripe call',
+      measured: `${replay.replay.stripeRequests} Stripe requests, ${replay.replay.roundTrips} statements, ${replay.replay.transactions} transactions`,
+      met: replayIsOneRead,
+    },
+    {
+      name: 'worker memory with 1,000 sagas in flight',
+      goal: 'RSS < 300 MB',
+      measured: `${inFlight.workerPeakRssMb.toFixed(0)} MB with ${inFlight.peakInFlight} in flight`,
+      met: inFlight.workerPeakRssMb < 300 && inFlight.peakInFlight >= 1000,
+    },
+  ];
+  const [commit, postgres, temporalCli] = await Promise.all([
+    gitCommit(),
+    parts.db.pool.query<{ version: string }>('select version()').then(({ rows }) => rows[0]?.version.split(' on ')[0] ?? 'unknown'),
+    execa(parts.server.cli, ['--version'], { reject: false }).then((r) => /version (\S+)/.exec(r.stdout)?.[1] ?? 'unknown'),
+  ]);
+  const cpus = os.cpus();
+  return {
+    schema: 'order-payments-bench/1',
+    startedAt: parts.startedAt.toISOString(),
+    commit,
+    plan: parts.plan.name,
+    machine: {
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+      memoryGb: Math.round(os.totalmem() / 1024 ** 3),
+      os: `${os.type()} ${os.release()}`,
+      node: process.versions.node,
+      postgres,
+      temporalCli,
+    },
+    loadAverage: { before: parts.loadBefore.map((v) => round(v, 2)), after: os.loadavg().map((v) => round(v, 2)) },
+    workerSettings: { ...ORDER_WORKER_TUNING, databasePoolSize: POOL_SIZE, workflows: 'prebundled' },
+    levels,
+    overhead,
+    best: {
+      baseline: { concurrency: bestBaseline.concurrency, ordersPerSecond: round(bestBaseline.ordersPerSecond, 1) },
+      saga: { concurrency: bestSaga.concurrency, ordersPerSecond: round(bestSaga.ordersPerSecond, 1) },
+      sagaOverBaseline,
+    },
+    inFlight,
+    ledger,
+    replay,
+    targets,
+    durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),
+  };
+}
+
+async function gitCommit(): Promise<string> {
+  const head = await execa('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, reject: false });
+  if (head.exitCode !== 0) return 'nogit';
+  const dirty = await execa('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, reject: false });
+  return `${head.stdout.trim()}${dirty.stdout.trim() === '' ? '' : '-dirty'}`;
+}
+
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,55 @@
+export interface LoadResult {
+  completed: number;
+  failed: number;
+  /** First start to last completion. */
+  elapsedMs: number;
+  /** Start-to-result latency of each completed run, in milliseconds. */
+  latenciesMs: number[];
+  /** The most runs started and not yet finished at any moment. */
+  peakInFlight: number;
+  firstError: string | null;
+}
+
+/**
+ * Keeps `concurrency` runs going until `total` have finished: each finished run starts the
+ * next, as `concurrency` clients each placing one order after another would.
+ */
+export async function runClosedLoop(options: {
+  concurrency: number;
+  total: number;
+  runOne: (index: number) => Promise<void>;
+}): Promise<LoadResult> {
+  const result: LoadResult = { completed: 0, failed: 0, elapsedMs: 0, latenciesMs: [], peakInFlight: 0, firstError: null };
+  let next = 0;
+  let inFlight = 0;
+  const started = performance.now();
+  const lane = async () => {
+    while (next < options.total) {
+      const index = next++;
+      inFlight += 1;
+      result.peakInFlight = Math.max(result.peakInFlight, inFlight);
+      const t0 = performance.now();
+      try {
+        await options.runOne(index);
+        result.latenciesMs.push(performance.now() - t0);
+        result.completed += 1;
+      } catch (error) {
+        result.failed += 1;
+        result.firstError ??= error instanceof Error ? error.message : String(error);
+      } finally {
+        inFlight -= 1;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, options.total) }, lane));
+  result.elapsedMs = performance.now() - started;
+  return result;
+}
+
+/** Nearest-rank percentile of `values` (0 < p ≤ 100); NaN for no values. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[rank - 1] ?? Number.NaN;
+}

@@ -1,0 +1,97 @@
+import type { LedgerMicroResult } from './ledger-micro.js';
+import type { ReplayProof } from './replay-proof.js';
+
+export type Workload = 'baseline' | 'saga';
+
+export interface LevelResult {
+  workload: Workload;
+  concurrency: number;
+  orders: number;
+  failed: number;
+  elapsedMs: number;
+  ordersPerSecond: number;
+  latencyMs: { p50: number; p95: number; p99: number };
+  workerPeakRssMb: number;
+  /** Per completed order. `serverTransactions` is pg_stat_database's xact_commit delta. */
+  postgres: { serverTransactions: number; clientTransactions: number; roundTrips: number };
+}
+
+export interface InFlightResult {
+  started: number;
+  peakInFlight: number;
+  completed: number;
+  failed: number;
+  elapsedMs: number;
+  workerIdleRssMb: number;
+  workerPeakRssMb: number;
+}
+
+export interface Target {
+  name: string;
+  goal: string;
+  measured: string;
+  met: boolean;
+}
+
+export interface BenchResult {
+  schema: 'order-payments-bench/1';
+  startedAt: string;
+  commit: string;
+  plan: string;
+  machine: { cpus: number; cpuModel: string; memoryGb: number; os: string; node: string; postgres: string; temporalCli: string };
+  /** 1, 5 and 15 minute load averages, as `uptime` prints them: other work on the machine shows here. */
+  loadAverage: { before: number[]; after: number[] };
+  workerSettings: Record<string, number | string>;
+  levels: LevelResult[];
+  /** Saga throughput over baseline throughput, per concurrency level. */
+  overhead: { concurrency: number; sagaOverBaseline: number }[];
+  best: { baseline: { concurrency: number; ordersPerSecond: number }; saga: { concurrency: number; ordersPerSecond: number }; sagaOverBaseline: number };
+  inFlight: InFlightResult;
+  ledger: LedgerMicroResult;
+  replay: ReplayProof;
+  targets: Target[];
+  durationSeconds: number;
+}
+
+const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+
+export function markdownReport(result: BenchResult): string {
+  const lines: string[] = [];
+  const m = result.machine;
+  lines.push(
+    `### Benchmark ${result.startedAt.slice(0, 10)} @ ${result.commit} (${result.plan})`,
+    '',
+    `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}; Node ${m.node}; ${m.postgres}; Temporal CLI ${m.temporalCli} (dev server).`,
+    `Load average before ${result.loadAverage.before.map((v) => fixed(v, 2)).join(' ')}, after ${result.loadAverage.after.map((v) => fixed(v, 2)).join(' ')}.`,
+    '',
+    '| workload | concurrency | orders | orders/s | p50 ms | p95 ms | p99 ms | worker RSS MB | PG xacts/order | round trips/order | saga/baseline |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  for (const level of result.levels) {
+    const ratio = result.overhead.find((o) => o.concurrency === level.concurrency)?.sagaOverBaseline;
+    lines.push(
+      `| ${level.workload} | ${level.concurrency} | ${level.orders}${level.failed > 0 ? ` (${level.failed} failed)` : ''} | ${fixed(level.ordersPerSecond)} | ${fixed(level.latencyMs.p50, 0)} | ${fixed(level.latencyMs.p95, 0)} | ${fixed(level.latencyMs.p99, 0)} | ${fixed(level.workerPeakRssMb, 0)} | ${fixed(level.postgres.serverTransactions)} | ${fixed(level.postgres.roundTrips)} | ${level.workload === 'saga' && ratio !== undefined ? `${fixed(ratio * 100, 0)}%` : ''} |`,
+    );
+  }
+  const f = result.inFlight;
+  const l = result.ledger;
+  const r = result.replay;
+  lines.push(
+    '',
+    `Best: saga ${fixed(result.best.saga.ordersPerSecond)}/s at ${result.best.saga.concurrency}, baseline ${fixed(result.best.baseline.ordersPerSecond)}/s at ${result.best.baseline.concurrency}: saga at ${fixed(result.best.sagaOverBaseline * 100, 0)}% of the ceiling.`,
+    `In flight: ${f.started} sagas started at once, peak ${f.peakInFlight} in flight; worker RSS ${fixed(f.workerIdleRssMb, 0)} MB idle, ${fixed(f.workerPeakRssMb, 0)} MB peak; all done in ${fixed(f.elapsedMs / 1000)} s${f.failed > 0 ? `, ${f.failed} failed` : ''}.`,
+    '',
+    '| ledger operation | µs/op | round trips/op | vs plain insert |',
+    '| --- | ---: | ---: | ---: |',
+    `| plain INSERT (no idempotency) | ${fixed(l.plainInsert.microseconds, 0)} | ${fixed(l.plainInsert.roundTrips)} | 1.00× |`,
+    `| idempotent posting, first write | ${fixed(l.idempotentFirstWrite.microseconds, 0)} | ${fixed(l.idempotentFirstWrite.roundTrips)} | ${fixed(l.firstWriteOverPlain, 2)}× |`,
+    `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
+    '',
+    `Charge replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
+    '',
+    '| target | goal | measured | met |',
+    '| --- | --- | --- | --- |',
+    ...result.targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met ? 'yes' : 'no'} |`),
+  );
+  return lines.join('\n');
+}
