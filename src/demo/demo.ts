@@ -10,6 +10,7 @@ import type { StackState } from '../stack/stack-state.js';
 import type { FaultRule } from '../stripe-emulator/index.js';
 import { createStripeClient } from '../stripe/client.js';
 import { EmulatorControl } from './emulator-control.js';
+import { formatMessageFlowTable, messageFlowProblems, waitForMessageFlow } from './message-flow.js';
 import { OrderProgress } from './order-progress.js';
 import { formatOutcomeTable, type OutcomeRow } from './outcome-table.js';
 import { demoScenarios, type ScenarioContext } from './scenarios.js';
@@ -17,11 +18,14 @@ import { listUrl, runUrl } from './web-ui-links.js';
 
 /** The demo gives up on orders that have not finished by then (they normally take seconds). */
 const DEMO_TIMEOUT_MS = 4 * 60_000;
+/** How long the events of finished orders may take to be published, applied and received (normally a second or two). */
+const MESSAGE_FLOW_BOUND_MS = 60_000;
 
 /**
- * Runs the scripted orders against a running stack, follows them step by step, then checks
- * the invariants over exactly these orders. Resolves true when every expectation and every
- * invariant held.
+ * Runs the scripted orders against a running stack, follows them step by step, checks the
+ * invariants over exactly these orders, then waits for their events to flow: outbox rows
+ * published and applied by the receipts consumer, Stripe's webhooks recorded by the API.
+ * Resolves true when every expectation, every invariant and the message flow held.
  */
 export async function runDemo(stack: StackState, say: (line: string) => void): Promise<boolean> {
   const connection = await Connection.connect({ address: stack.temporalAddress });
@@ -91,19 +95,39 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
     const lost = faults.find((fault) => fault.kind === 'drop_response');
     if (lost) say(`  (lost-response: Stripe's answer was dropped ${lost.fired}× and the charge retried under the same key)`);
     say('');
+    say(`Events: waiting (at most ${MESSAGE_FLOW_BOUND_MS / 1000} s) for the outbox to drain, the receipts consumer to apply it, and Stripe's webhooks to arrive`);
+    const flowStarted = Date.now();
+    const expectsWebhooks = (orderId: string) => (money.get(orderId)?.charges ?? 0) > 0;
+    const flows = await waitForMessageFlow(db, orderIds, expectsWebhooks, MESSAGE_FLOW_BOUND_MS);
+    const flowRows = flows.map((flow, index) => ({
+      label: orders[index]?.label ?? '',
+      flow,
+      problems: messageFlowProblems(flow, expectsWebhooks(flow.orderId)),
+    }));
+    say(formatMessageFlowTable(flowRows));
+    const flowProblems = flowRows.flatMap((row) => row.problems.map((problem) => `${row.flow.orderId}: ${problem}`));
+    const published = flows.reduce((sum, flow) => sum + flow.published, 0);
+    const applied = flows.reduce((sum, flow) => sum + flow.applied, 0);
+    const webhooks = flows.reduce((sum, flow) => sum + flow.webhooks, 0);
+    say(
+      `  (${published} event(s) published to NATS JetStream, ${applied} applied once each by the receipts consumer, ` +
+        `${webhooks} signed webhook(s) recorded in the inbox; settled in ${((Date.now() - flowStarted) / 1000).toFixed(1)} s)`,
+    );
+    say('');
     say(`All of this demo's runs in the Web UI: ${listUrl(stack.uiUrl, stack.namespace, `OrderId STARTS_WITH "${tag}-"`)}`);
     say(`Compensated runs only:                 ${listUrl(stack.uiUrl, stack.namespace, 'OrderStatus = "compensated"')}`);
     say('');
 
     const expectationProblems = [...problemsByScenario.values()].flat();
     for (const problem of expectationProblems) say(`expectation not met: ${problem}`);
+    for (const problem of flowProblems) say(`event flow within ${MESSAGE_FLOW_BOUND_MS / 1000} s: ${problem}`);
     if (report.violations.length === 0) {
       say(`Invariants I1-I7: all hold for the ${orderIds.length} demo orders (checked against Stripe, the ledger, stock and orders).`);
     } else {
       say(`Invariants: ${report.violations.length} violation(s):`);
       for (const violation of report.violations) say(`  ${violation.invariant} ${violation.orderId}: ${violation.message}`);
     }
-    return report.violations.length === 0 && expectationProblems.length === 0;
+    return report.violations.length === 0 && expectationProblems.length === 0 && flowProblems.length === 0;
   } finally {
     progress?.stop();
     await Promise.all(faults.filter((fault) => fault.remaining !== 0).map((fault) => emulator.removeFault(fault.id).catch(() => undefined)));

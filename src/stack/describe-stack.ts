@@ -3,10 +3,10 @@ import type { StackState } from './stack-state.js';
 
 export interface StackDetails {
   postgresDataDir: string | null;
-  logs: { temporal: string; worker: string; postgres: string | null };
+  logs: Record<string, string | null>;
 }
 
-/** The configuration `npm run worker` and `npm run start` need for this stack. */
+/** The configuration `npm run worker`, `npm run start`, `npm run api` and the message services need for this stack. */
 export function stackEnv(state: StackState): Record<string, string> {
   return {
     TEMPORAL_ADDRESS: state.temporalAddress,
@@ -16,8 +16,15 @@ export function stackEnv(state: StackState): Record<string, string> {
     DATABASE_URL: state.databaseUrl,
     STRIPE_SECRET_KEY: state.stripeSecretKey,
     STRIPE_API_BASE: state.emulatorUrl,
+    STRIPE_WEBHOOK_SECRET: state.stripeWebhookSecret,
+    API_PORT: new URL(state.apiUrl).port,
+    NATS_URL: state.natsUrl,
+    OUTBOX_STREAM: state.outboxStream,
+    OUTBOX_SUBJECT_PREFIX: state.outboxSubjectPrefix,
   };
 }
+
+const NATS_NOTES = { external: 'from NATS_URL', local: 'the server already on this machine', started: 'started by the stack' } as const;
 
 const shellQuote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
 
@@ -30,10 +37,13 @@ export function describeStack(state: StackState, details?: StackDetails, options
     `  Temporal Web UI   ${state.uiUrl}/namespaces/${state.namespace}/workflows`,
     `  PostgreSQL        ${state.databaseUrl}  (${postgresNote})`,
     `  Stripe emulator   ${state.emulatorUrl}  (faults and counters under ${state.emulatorUrl}/_emulator/)`,
+    `  API               ${state.apiUrl}  (POST /webhooks/stripe, the emulator's webhook endpoint; GET /healthz)`,
+    `  NATS JetStream    ${state.natsUrl}  (${NATS_NOTES[state.nats]}; stream ${state.outboxStream}, subjects ${state.outboxSubjectPrefix}.>)`,
+    `  Message services  outbox dispatcher (pid ${state.services.outboxDispatcher}), receipts consumer (pid ${state.services.receipts})`,
   ];
   if (details) {
     lines.push(
-      `  Logs              ${[details.logs.temporal, details.logs.worker, details.logs.postgres].filter((file) => file !== null).join(', ')}`,
+      `  Logs              ${Object.values(details.logs).filter((file) => file !== null).join(', ')}`,
     );
   }
   if (!options.exports) return lines.join('\n');
@@ -41,7 +51,7 @@ export function describeStack(state: StackState, details?: StackDetails, options
   return [
     ...lines,
     '',
-    'For npm run start and npm run worker in another shell, paste:',
+    'For npm run start, npm run worker, npm run api and the message services in another shell, paste:',
     '',
     ...exports,
     '',

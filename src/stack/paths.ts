@@ -17,6 +17,13 @@ export function stackFiles(dataDir: string) {
     temporalLog: path.join(dataDir, 'logs', 'temporal.log'),
     workerLog: path.join(dataDir, 'logs', 'worker.log'),
     postgresLog: path.join(dataDir, 'logs', 'postgres.log'),
+    apiLog: path.join(dataDir, 'logs', 'api.log'),
+    outboxLog: path.join(dataDir, 'logs', 'outbox-dispatcher.log'),
+    receiptsLog: path.join(dataDir, 'logs', 'receipts.log'),
+    natsLog: path.join(dataDir, 'logs', 'nats.log'),
+    /** The stack's own NATS server's JetStream store, when it runs one. */
+    natsData: path.join(dataDir, 'nats'),
+    natsStreamId: path.join(dataDir, 'nats-stream-id'),
     /** The embedded PostgreSQL cluster, when the stack runs one and not as root. */
     postgresData: path.join(dataDir, 'postgres'),
   };

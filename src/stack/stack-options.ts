@@ -17,6 +17,12 @@ const stackOptionsSchema = z.object({
   uiPort: port('--ui-port / STACK_UI_PORT'),
   emulatorPort: port('--emulator-port / STACK_EMULATOR_PORT'),
   postgresPort: port('--postgres-port / STACK_POSTGRES_PORT'),
+  apiPort: port('--api-port / STACK_API_PORT'),
+  natsPort: port('--nats-port / STACK_NATS_PORT'),
+  natsUrl: z
+    .string()
+    .regex(/^(nats|tls|wss?):\/\/\S+$/, 'NATS_URL must be a NATS URL such as nats://127.0.0.1:4222')
+    .optional(),
   databaseUrl: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a PostgreSQL URL such as postgres://postgres@127.0.0.1:5432/payments')
@@ -37,18 +43,28 @@ export function addStackOptions(command: Command): Command {
         .env('STACK_POSTGRES_PORT')
         .default('54329'),
     )
+    .addOption(new Option('--api-port <port>', 'port of the HTTP service (webhooks and the orders API)').env('STACK_API_PORT').default('3000'))
+    .addOption(
+      new Option('--nats-port <port>', 'port of the stack\'s own NATS server (used when NATS_URL is unset and none answers on 127.0.0.1:4222)')
+        .env('STACK_NATS_PORT')
+        .default('14222'),
+    )
     .addOption(new Option('--data-dir <dir>', 'where the stack keeps its state and logs').env('STACK_DATA_DIR').default(DEFAULT_DATA_DIR));
 }
 
-/** Validates the parsed flags; DATABASE_URL comes from the environment, as for the worker. */
+/** Validates the parsed flags; DATABASE_URL and NATS_URL come from the environment, as for the services. */
 export function parseStackOptions(flags: Record<string, unknown>, env: NodeJS.ProcessEnv = process.env): StackOptions {
   const databaseUrl = env.DATABASE_URL?.trim();
+  const natsUrl = env.NATS_URL?.trim();
   const parsed = stackOptionsSchema.safeParse({
     dataDir: typeof flags.dataDir === 'string' ? path.resolve(flags.dataDir) : flags.dataDir,
     temporalPort: flags.temporalPort,
     uiPort: flags.uiPort,
     emulatorPort: flags.emulatorPort,
     postgresPort: flags.postgresPort,
+    apiPort: flags.apiPort,
+    natsPort: flags.natsPort,
+    natsUrl: natsUrl === '' ? undefined : natsUrl,
     databaseUrl: databaseUrl === '' ? undefined : databaseUrl,
   });
   if (!parsed.success) throw ConfigError.fromZod(parsed.error);
@@ -60,5 +76,7 @@ export const PORT_HINTS = {
   temporal: 'pick another with --temporal-port or STACK_TEMPORAL_PORT',
   ui: 'pick another with --ui-port or STACK_UI_PORT',
   emulator: 'pick another with --emulator-port or STACK_EMULATOR_PORT',
+  api: 'pick another with --api-port or STACK_API_PORT',
+  nats: 'pick another with --nats-port or STACK_NATS_PORT, or point NATS_URL at a running JetStream broker',
   postgres: 'pick another with --postgres-port or STACK_POSTGRES_PORT, or point DATABASE_URL at a running server',
 } as const;

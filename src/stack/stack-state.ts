@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { z } from 'zod';
+import { jetStreamAvailable } from '../messaging/nats-connection.js';
 import { isReachable } from './postgres.js';
 
 /** What a running stack publishes about itself in `.data/stack.json`. */
@@ -17,6 +18,14 @@ export const stackStateSchema = z.object({
   postgres: z.enum(['external', 'embedded']),
   emulatorUrl: z.url(),
   stripeSecretKey: z.string().regex(/^sk_test_\w+$/),
+  apiUrl: z.url(),
+  stripeWebhookSecret: z.string().regex(/^whsec_\S+$/),
+  natsUrl: z.string().min(1),
+  nats: z.enum(['external', 'local', 'started']),
+  outboxStream: z.string().min(1),
+  outboxSubjectPrefix: z.string().min(1),
+  /** The stack's service processes, so a probe can tell that they still run. */
+  services: z.object({ api: z.number().int().positive(), outboxDispatcher: z.number().int().positive(), receipts: z.number().int().positive() }),
 });
 export type StackState = z.output<typeof stackStateSchema>;
 
@@ -50,7 +59,8 @@ export type StackProbe = { running: true; state: StackState } | { running: false
 
 /**
  * A stack counts as running when its state file names a live process and every part answers:
- * the emulator, the Temporal namespace, a worker polling the task queue, and PostgreSQL.
+ * the emulator, the Temporal namespace, a worker polling the task queue, PostgreSQL, the API,
+ * NATS, and the outbox dispatcher's and receipts consumer's processes.
  */
 export async function probeRunningStack(file: string): Promise<StackProbe> {
   const state = await readStackState(file);
@@ -78,6 +88,15 @@ export async function probeRunningStack(file: string): Promise<StackProbe> {
     return { running: false, reason: `Temporal at ${state.temporalAddress} does not answer` };
   }
   if (!(await isReachable(state.databaseUrl))) return { running: false, reason: 'its PostgreSQL does not answer' };
+  try {
+    const health = await fetch(new URL('/healthz', state.apiUrl), { signal: AbortSignal.timeout(2_000) });
+    if (!health.ok) return { running: false, reason: `the API at ${state.apiUrl} answered ${health.status}` };
+  } catch {
+    return { running: false, reason: `the API at ${state.apiUrl} does not answer` };
+  }
+  if (!(await jetStreamAvailable(state.natsUrl))) return { running: false, reason: `JetStream at ${state.natsUrl} does not answer` };
+  if (!isAlive(state.services.outboxDispatcher)) return { running: false, reason: 'its outbox dispatcher is gone' };
+  if (!isAlive(state.services.receipts)) return { running: false, reason: 'its receipts consumer is gone' };
   return { running: true, state };
 }
 

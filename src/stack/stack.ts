@@ -1,12 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { migrate } from '../db/migrate.js';
 import { createPool } from '../db/pool.js';
 import { startStripeEmulator } from '../stripe-emulator/index.js';
 import { stackFiles } from './paths.js';
+import { startNats } from './nats.js';
 import { assertPortFree } from './ports.js';
 import { startPostgres } from './postgres.js';
 import { seedSampleStock } from './sample-stock.js';
 import { probeRunningStack, removeStackState, writeStackState, type StackState } from './stack-state.js';
+import { startServiceProcess } from './service-process.js';
 import { PORT_HINTS, type StackOptions } from './stack-options.js';
 import { ensureTemporalCli } from './temporal-cli.js';
 import { startTemporalServer } from './temporal-server.js';
@@ -22,10 +25,11 @@ export interface RunningStack {
   /** The worker's and the starter's configuration for this stack. */
   env: Record<string, string>;
   postgresDataDir: string | null;
-  logs: { temporal: string; worker: string; postgres: string | null };
+  /** Log file by part; null for a part the stack did not start itself. */
+  logs: Record<string, string | null>;
   /** Settles when a part of the stack ends by itself, saying which and how. */
   failed: Promise<string>;
-  /** Stops the worker first, then Temporal and the emulator, then PostgreSQL. */
+  /** Stops the parts in the reverse order of their start: the message side first, PostgreSQL last. */
   stop(): Promise<void>;
 }
 
@@ -37,8 +41,9 @@ type Stopper = { name: string; stop: () => Promise<void> };
 
 /**
  * Brings up the whole local stack in order: PostgreSQL, the Temporal dev server and the Stripe
- * emulator side by side, then migrations, then a worker process. A part that fails to start
- * stops every part started before it.
+ * emulator side by side, then migrations, then a worker process, then the message side: NATS,
+ * the API (registered with the emulator as the webhook endpoint), the outbox dispatcher and the
+ * receipts consumer. A part that fails to start stops every part started before it.
  */
 export async function startStack(options: StartStackOptions): Promise<RunningStack> {
   const files = stackFiles(options.dataDir);
@@ -50,6 +55,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
   await assertPortFree(options.temporalPort, 'Temporal gRPC', PORT_HINTS.temporal);
   await assertPortFree(options.uiPort, 'Temporal Web UI', PORT_HINTS.ui);
   await assertPortFree(options.emulatorPort, 'Stripe emulator', PORT_HINTS.emulator);
+  await assertPortFree(options.apiPort, 'API', PORT_HINTS.api);
   const cli = await ensureTemporalCli(options.say);
 
   const started: Stopper[] = [];
@@ -113,6 +119,56 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     const worker = await startWorkerProcess({ env, logFile: files.workerLog, say: options.say });
     started.push({ name: 'the worker', stop: () => worker.stop() });
 
+    const nats = await startNats({
+      natsUrl: options.natsUrl,
+      port: options.natsPort,
+      storeDir: files.natsData,
+      streamIdFile: files.natsStreamId,
+      logFile: files.natsLog,
+      portHint: PORT_HINTS.nats,
+      say: options.say,
+    });
+    started.push({ name: 'NATS', stop: () => nats.stop() });
+
+    // The emulator signs its deliveries with this secret and the API verifies them with it.
+    const stripeWebhookSecret = `whsec_${randomBytes(24).toString('base64url')}`;
+    const apiUrl = `http://127.0.0.1:${options.apiPort}`;
+    options.say('starting the API, the outbox dispatcher and the receipts consumer');
+    const api = await startServiceProcess({
+      name: 'the API',
+      entry: 'src/api/main.ts',
+      env: { ...env, API_PORT: String(options.apiPort), API_HOST: '127.0.0.1', STRIPE_WEBHOOK_SECRET: stripeWebhookSecret },
+      logFile: files.apiLog,
+      readyMessage: /^api listening on /,
+      say: options.say,
+    });
+    started.push({ name: 'the API', stop: () => api.stop() });
+    emulator.addWebhookEndpoint({ url: `${apiUrl}/webhooks/stripe`, secret: stripeWebhookSecret });
+
+    const messagingEnv = { DATABASE_URL: postgres.url, NATS_URL: nats.url, OUTBOX_STREAM: nats.stream, OUTBOX_SUBJECT_PREFIX: nats.subjectPrefix };
+    const consumers = [
+      startServiceProcess({
+        name: 'the outbox dispatcher',
+        entry: 'src/outbox/main.ts',
+        env: messagingEnv,
+        logFile: files.outboxLog,
+        readyMessage: 'outbox dispatcher started',
+        say: options.say,
+      }),
+      startServiceProcess({
+        name: 'the receipts consumer',
+        entry: 'src/receipts/main.ts',
+        env: messagingEnv,
+        logFile: files.receiptsLog,
+        readyMessage: 'receipts consumer started',
+        say: options.say,
+      }),
+    ] as const;
+    const [dispatcherStart, receiptsStart] = await Promise.allSettled(consumers);
+    if (dispatcherStart.status === 'fulfilled') started.push({ name: 'the outbox dispatcher', stop: () => dispatcherStart.value.stop() });
+    if (receiptsStart.status === 'fulfilled') started.push({ name: 'the receipts consumer', stop: () => receiptsStart.value.stop() });
+    const [dispatcher, receipts] = await Promise.all(consumers);
+
     const state: StackState = {
       pid: process.pid,
       startedAt: new Date().toISOString(),
@@ -124,6 +180,13 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       postgres: postgres.kind,
       emulatorUrl: emulator.url,
       stripeSecretKey: STACK_STRIPE_KEY,
+      apiUrl,
+      stripeWebhookSecret,
+      natsUrl: nats.url,
+      nats: nats.kind,
+      outboxStream: nats.stream,
+      outboxSubjectPrefix: nats.subjectPrefix,
+      services: { api: api.pid, outboxDispatcher: dispatcher.pid, receipts: receipts.pid },
     };
     await writeStackState(files.stateFile, state);
 
@@ -132,8 +195,18 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       state,
       env,
       postgresDataDir: postgres.dataDir,
-      logs: { temporal: files.temporalLog, worker: files.workerLog, postgres: postgres.kind === 'embedded' ? files.postgresLog : null },
-      failed: Promise.race([worker.exited, temporal.process.exited]),
+      logs: {
+        temporal: files.temporalLog,
+        worker: files.workerLog,
+        postgres: postgres.kind === 'embedded' ? files.postgresLog : null,
+        nats: nats.kind === 'started' ? files.natsLog : null,
+        api: files.apiLog,
+        outbox: files.outboxLog,
+        receipts: files.receiptsLog,
+      },
+      failed: Promise.race(
+        [worker, temporal.process, nats.process, api, dispatcher, receipts].filter((part) => part !== null).map((part) => part.exited),
+      ),
       stop() {
         stopping ??= (async () => {
           await removeStackState(files.stateFile);
