@@ -11,6 +11,7 @@ import {
   markKeyProcessing,
   readKey,
   registerKey,
+  replayFinishedKey,
   reopenFencedKey,
   type KeyRecord,
 } from '../idempotency/activity-idempotency-store.js';
@@ -73,16 +74,17 @@ export function createChargePayment(deps: ActivityDeps) {
     const { order } = input;
     const key = currentActivityKey(input.originalRunId);
     const params = paymentIntentParams(input);
+    const hash = requestHash(params);
+
+    // A retry of a charge that already has its outcome (the worker died before reporting it, or
+    // the run was reset) is answered by one indexed statement, without Stripe.
+    const finished = await replayFinishedKey<StoredCharge>(deps.db, SCOPE, key, hash);
+    if (finished) return answerFromRecord(finished, key, recheckAfterMs);
 
     // Phase 1: register the intent before anything leaves the building.
     const record = await withTransaction(deps.db, async (client) => {
       await claimCharge(client, order.orderId, key);
-      return registerKey<StoredCharge>(client, {
-        scope: SCOPE,
-        key,
-        requestHash: requestHash(params),
-        retentionMs: keyRetentionMs,
-      });
+      return registerKey<StoredCharge>(client, { scope: SCOPE, key, requestHash: hash, retentionMs: keyRetentionMs });
     });
     if (record.state !== 'pending') return answerFromRecord(record, key, recheckAfterMs);
 

@@ -55,9 +55,12 @@ export function createRefundPayment(deps: ActivityDeps) {
 
     // Phase 2: register the refund intent.
     const request = { payment_intent: charge.paymentIntentId, amount: charge.amount };
-    const record = await withTransaction(deps.db, (client) =>
-      registerKey<RefundResult>(client, { scope: SCOPE, key: refundKey, requestHash: requestHash(request), retentionMs: keyRetentionMs }),
-    );
+    const record = await registerKey<RefundResult>(deps.db, {
+      scope: SCOPE,
+      key: refundKey,
+      requestHash: requestHash(request),
+      retentionMs: keyRetentionMs,
+    });
     if (record.state === 'completed' && record.result) {
       log.info('refund answered from the ledger; Stripe not called', { idempotencyKey: refundKey });
       return record.result;

@@ -54,28 +54,45 @@ export interface RegisterKey {
 
 /**
  * Registers the key as pending, or finds the record an earlier attempt left, and counts this
- * attempt. The insert and the locked read share one transaction, so two attempts racing on one
- * key both see the single row the constraint let through. The same key with another request
- * hash throws IdempotencyConflictError.
+ * attempt, in one statement: two attempts racing on one key both get the single row the
+ * constraint let through (the loser waits on the winner's row lock). The same key with another
+ * request hash throws IdempotencyConflictError.
  */
-export async function registerKey<Result>(client: PoolClient, request: RegisterKey): Promise<KeyRecord<Result>> {
-  await client.query(
-    `insert into activity_idempotency (scope, idempotency_key, request_hash, expires_at)
-     values ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000))
-     on conflict (scope, idempotency_key) do nothing`,
+export async function registerKey<Result>(db: Queryable, request: RegisterKey): Promise<KeyRecord<Result>> {
+  const { rows } = await db.query<KeyRow>(
+    `insert into activity_idempotency (scope, idempotency_key, request_hash, attempts, expires_at)
+     values ($1, $2, $3, 1, now() + make_interval(secs => $4::double precision / 1000))
+     on conflict (scope, idempotency_key) do update
+       set attempts = activity_idempotency.attempts + 1, updated_at = now()
+     returning state, request_hash, result, attempts, created_at`,
     [request.scope, request.key, request.requestHash, request.retentionMs],
-  );
-  const { rows } = await client.query<KeyRow>(
-    `update activity_idempotency
-        set attempts = attempts + 1, updated_at = now()
-      where scope = $1 and idempotency_key = $2
-      returning state, request_hash, result, attempts, created_at`,
-    [request.scope, request.key],
   );
   const row = rows[0];
   if (!row) throw new Error(`activity_idempotency row for ${request.scope} '${request.key}' vanished`);
   if (row.request_hash !== request.requestHash && row.request_hash !== FENCED_REQUEST_HASH) throw new IdempotencyConflictError(request.scope, request.key);
   return toRecord<Result>(row);
+}
+
+/**
+ * The retry of a key that already has its outcome (completed, failed, or processing) for this
+ * request: one indexed statement, outside any transaction, that reads the record and counts the
+ * attempt. Null when the key is absent, still pending, or held by another request: the caller
+ * then registers it, which also reports a conflict.
+ */
+export async function replayFinishedKey<Result>(
+  db: Queryable,
+  scope: IdempotencyScope,
+  key: string,
+  requestHash: string,
+): Promise<KeyRecord<Result> | null> {
+  const { rows } = await db.query<KeyRow>(
+    `update activity_idempotency set attempts = attempts + 1, updated_at = now()
+      where scope = $1 and idempotency_key = $2 and state <> 'pending'
+        and (request_hash = $3 or request_hash = '${FENCED_REQUEST_HASH}')
+      returning state, request_hash, result, attempts, created_at`,
+    [scope, key, requestHash],
+  );
+  return rows[0] ? toRecord<Result>(rows[0]) : null;
 }
 
 /** Reads a key without registering it (the refund resolving the charge it compensates). */
