@@ -12,6 +12,11 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 export const ORDER_WORKER_TUNING = {
   // Activities mostly wait on Stripe and Postgres.
   maxConcurrentActivityTaskExecutions: 50,
+  // Runs kept in the sticky cache. The SDK's default is derived from the V8 heap limit, so a
+  // heap cap (--max-old-space-size, usual in containers) silently shrinks it: at 128 MB it is 10,
+  // and every run is evicted and replayed from its history between tasks. A thousand in flight
+  // is this worker's sizing (npm run bench measures its memory with that many).
+  maxCachedWorkflows: 1000,
 } as const satisfies Partial<WorkerOptions>;
 
 export interface OrderWorkerOptions {
