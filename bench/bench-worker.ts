@@ -58,7 +58,17 @@ for await (const message of getEachMessage()) {
   const request = message as WorkerRequest;
   if (request.type === 'stats') {
     const { rss, heapUsed, heapTotal, external } = process.memoryUsage();
-    await sendMessage({ type: 'stats', id: request.id, rss, heapUsed, heapTotal, external, ...counter.read() } satisfies WorkerReply);
+    const { user, system } = process.cpuUsage();
+    await sendMessage({
+      type: 'stats',
+      id: request.id,
+      rss,
+      heapUsed,
+      heapTotal,
+      external,
+      cpuMicros: user + system,
+      ...counter.read(),
+    } satisfies WorkerReply);
   } else {
     worker.shutdown();
     break;

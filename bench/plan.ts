@@ -6,6 +6,8 @@ export interface BenchPlan {
   warmupOrders: number;
   /** Sagas started at once to measure the worker's memory with that many in flight. */
   inFlight: number;
+  /** The same with a worker whose heap is capped (MEMORY_CAPPED_WORKER), to show the trade. */
+  inFlightCapped: boolean;
   ledger: { rounds: number; perRound: number };
   replays: number;
 }
@@ -13,13 +15,14 @@ export interface BenchPlan {
 export const FULL_PLAN: BenchPlan = {
   name: 'full',
   levels: [
-    { concurrency: 1, orders: 40 },
-    { concurrency: 16, orders: 320 },
-    { concurrency: 64, orders: 640 },
-    { concurrency: 256, orders: 1024 },
+    { concurrency: 1, orders: 30 },
+    { concurrency: 16, orders: 240 },
+    { concurrency: 64, orders: 480 },
+    { concurrency: 256, orders: 768 },
   ],
   warmupOrders: 64,
   inFlight: 1000,
+  inFlightCapped: true,
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
 };
@@ -34,6 +37,17 @@ export const QUICK_PLAN: BenchPlan = {
   ],
   warmupOrders: 16,
   inFlight: 200,
+  inFlightCapped: false,
   ledger: { rounds: 3, perRound: 50 },
   replays: 50,
 };
+
+/**
+ * A worker tuned for memory instead of CPU: V8's heaps capped (it otherwise lets garbage grow to
+ * a multiple of what is live) and glibc limited to two malloc arenas (it otherwise keeps one per
+ * thread, and the Rust core runs many).
+ */
+export const MEMORY_CAPPED_WORKER = {
+  nodeFlags: ['--max-old-space-size=96', '--max-semi-space-size=2'],
+  env: { MALLOC_ARENA_MAX: '2' },
+} as const;

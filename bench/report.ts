@@ -12,18 +12,24 @@ export interface LevelResult {
   ordersPerSecond: number;
   latencyMs: { p50: number; p95: number; p99: number };
   workerPeakRssMb: number;
+  /** CPU time of the worker process (every thread) per completed order. */
+  workerCpuMsPerOrder: number;
   /** Per completed order. `serverTransactions` is pg_stat_database's xact_commit delta. */
   postgres: { serverTransactions: number; clientTransactions: number; roundTrips: number };
 }
 
 export interface InFlightResult {
+  /** The worker's settings beyond the defaults: Node flags and environment. */
+  worker: string;
   started: number;
   peakInFlight: number;
   completed: number;
   failed: number;
   elapsedMs: number;
+  /** RSS when the run began (after the levels, for the default worker). */
   workerIdleRssMb: number;
   workerPeakRssMb: number;
+  workerCpuMsPerOrder: number;
 }
 
 export interface Target {
@@ -46,7 +52,7 @@ export interface BenchResult {
   /** Saga throughput over baseline throughput, per concurrency level. */
   overhead: { concurrency: number; sagaOverBaseline: number }[];
   best: { baseline: { concurrency: number; ordersPerSecond: number }; saga: { concurrency: number; ordersPerSecond: number }; sagaOverBaseline: number };
-  inFlight: InFlightResult;
+  inFlight: InFlightResult[];
   ledger: LedgerMicroResult;
   replay: ReplayProof;
   targets: Target[];
@@ -64,22 +70,24 @@ export function markdownReport(result: BenchResult): string {
     `${m.cpus} × ${m.cpuModel}, ${m.memoryGb} GB, ${m.os}; Node ${m.node}; ${m.postgres}; Temporal CLI ${m.temporalCli} (dev server).`,
     `Load average before ${result.loadAverage.before.map((v) => fixed(v, 2)).join(' ')}, after ${result.loadAverage.after.map((v) => fixed(v, 2)).join(' ')}.`,
     '',
-    '| workload | concurrency | orders | orders/s | p50 ms | p95 ms | p99 ms | worker RSS MB | PG xacts/order | round trips/order | saga/baseline |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| workload | concurrency | orders | orders/s | p50 ms | p95 ms | p99 ms | worker RSS MB | worker CPU ms/order | PG xacts/order | round trips/order | saga/baseline |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
   for (const level of result.levels) {
     const ratio = result.overhead.find((o) => o.concurrency === level.concurrency)?.sagaOverBaseline;
     lines.push(
-      `| ${level.workload} | ${level.concurrency} | ${level.orders}${level.failed > 0 ? ` (${level.failed} failed)` : ''} | ${fixed(level.ordersPerSecond)} | ${fixed(level.latencyMs.p50, 0)} | ${fixed(level.latencyMs.p95, 0)} | ${fixed(level.latencyMs.p99, 0)} | ${fixed(level.workerPeakRssMb, 0)} | ${fixed(level.postgres.serverTransactions)} | ${fixed(level.postgres.roundTrips)} | ${level.workload === 'saga' && ratio !== undefined ? `${fixed(ratio * 100, 0)}%` : ''} |`,
+      `| ${level.workload} | ${level.concurrency} | ${level.orders}${level.failed > 0 ? ` (${level.failed} failed)` : ''} | ${fixed(level.ordersPerSecond)} | ${fixed(level.latencyMs.p50, 0)} | ${fixed(level.latencyMs.p95, 0)} | ${fixed(level.latencyMs.p99, 0)} | ${fixed(level.workerPeakRssMb, 0)} | ${fixed(level.workerCpuMsPerOrder)} | ${fixed(level.postgres.serverTransactions)} | ${fixed(level.postgres.roundTrips)} | ${level.workload === 'saga' && ratio !== undefined ? `${fixed(ratio * 100, 0)}%` : ''} |`,
     );
   }
-  const f = result.inFlight;
   const l = result.ledger;
   const r = result.replay;
   lines.push(
     '',
     `Best: saga ${fixed(result.best.saga.ordersPerSecond)}/s at ${result.best.saga.concurrency}, baseline ${fixed(result.best.baseline.ordersPerSecond)}/s at ${result.best.baseline.concurrency}: saga at ${fixed(result.best.sagaOverBaseline * 100, 0)}% of the ceiling.`,
-    `In flight: ${f.started} sagas started at once, peak ${f.peakInFlight} in flight; worker RSS ${fixed(f.workerIdleRssMb, 0)} MB idle, ${fixed(f.workerPeakRssMb, 0)} MB peak; all done in ${fixed(f.elapsedMs / 1000)} s${f.failed > 0 ? `, ${f.failed} failed` : ''}.`,
+    ...result.inFlight.map(
+      (f) =>
+        `In flight (${f.worker}): ${f.started} sagas started at once, peak ${f.peakInFlight} in flight; worker RSS ${fixed(f.workerIdleRssMb, 0)} MB before, ${fixed(f.workerPeakRssMb, 0)} MB peak; worker CPU ${fixed(f.workerCpuMsPerOrder)} ms/order; all done in ${fixed(f.elapsedMs / 1000)} s${f.failed > 0 ? `, ${f.failed} failed` : ''}.`,
+    ),
     '',
     '| ledger operation | µs/op | round trips/op | vs plain insert |',
     '| --- | ---: | ---: | ---: |',
