@@ -305,7 +305,7 @@ async function runResets(options: {
     await sleep(Math.max(0, moment - Date.now()));
     const type: ResetType = index % 2 === 0 ? 'FirstWorkflowTask' : 'LastWorkflowTask';
     const candidates = options.orders.filter(({ order }) => options.started.has(order.orderId) && !options.endings.has(order.orderId));
-    // Tried in a seeded order until one is still running: a reset of an ended run would start it again.
+    // Tried in a seeded order until one still running is reset: a reset of an ended run would start it again.
     for (let attempt = 0; attempt < 20 && candidates.length > 0; attempt++) {
       const pick = candidates.splice(Math.floor(random() * candidates.length), 1)[0];
       if (!pick) break;
@@ -316,8 +316,11 @@ async function runResets(options: {
         .then((description) => description.status.name === 'RUNNING')
         .catch(() => false);
       if (!running) continue;
-      outcomes.push(await options.reset(workflowId, type));
-      break;
+      // A run can end between the describe and the reset, and the server then refuses it: that
+      // refusal is recorded, and the next candidate still running is tried.
+      const outcome = await options.reset(workflowId, type);
+      outcomes.push(outcome);
+      if (outcome.ok) break;
     }
   }
   return outcomes;
