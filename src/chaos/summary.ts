@@ -23,6 +23,8 @@ export function formatChaosSummary(report: ChaosReport): string {
     `workers     ${report.workers.started} processes started${report.workers.unexpectedExits > 0 ? ` · ${report.workers.unexpectedExits} exited unexpectedly` : ''}`,
     `violations  ${report.violations.length === 0 ? 'none' : String(report.violations.length)}`,
   ];
+  const refused = report.resets.find((reset) => !reset.ok);
+  if (refused) lines.push(`  a refused reset: ${refused.workflowId} (${refused.type}): ${(refused.error ?? '').split('\n')[0] ?? ''}`);
   for (const violation of report.violations.slice(0, 20)) lines.push(`  ${violation.invariant} ${violation.orderId}: ${violation.message}`);
   if (report.unfinished.length > 0) {
     lines.push(`unfinished  ${report.unfinished.length}: ${report.unfinished.slice(0, 10).map((u) => `${u.orderId} (${u.status})`).join(', ')}`);
