@@ -102,14 +102,23 @@ async function main(): Promise<void> {
 
     const levels: LevelResult[] = [];
     for (const { concurrency, orders } of plan.levels) {
-      // Side by side per level, so drift in the machine's load falls on both.
+      // The two workloads take turns in rounds, each going first every other round, so a change
+      // in the machine's load during the level falls on both alike.
+      const chunk = Math.ceil(orders / plan.rounds);
+      const samples: Record<Workload, LevelSample[]> = { baseline: [], saga: [] };
+      for (let round = 0; round < plan.rounds; round++) {
+        const turn: Workload[] = round % 2 === 0 ? ['baseline', 'saga'] : ['saga', 'baseline'];
+        for (const workload of turn) {
+          const label = `${workload}-c${concurrency}-r${round}`;
+          samples[workload].push(
+            await measureLevel(db, workers[workload], () => runClosedLoop({ concurrency, total: chunk, runOne: run(workload, label) })),
+          );
+        }
+      }
       for (const workload of ['baseline', 'saga'] as const) {
-        say(`${workload}: ${orders} orders at concurrency ${concurrency}`);
-        const level = await measureLevel(db, workers[workload], () =>
-          runClosedLoop({ concurrency, total: orders, runOne: run(workload, `${workload}-c${concurrency}`) }),
-        );
+        const level = combine(samples[workload]);
         levels.push({ workload, concurrency, ...level });
-        say(`  ${level.ordersPerSecond.toFixed(1)} orders/s, p50 ${level.latencyMs.p50.toFixed(0)} ms, p99 ${level.latencyMs.p99.toFixed(0)} ms`);
+        say(`${workload} at concurrency ${concurrency}: ${level.ordersPerSecond.toFixed(1)} orders/s, p50 ${level.latencyMs.p50.toFixed(0)} ms, p99 ${level.latencyMs.p99.toFixed(0)} ms`);
       }
     }
 
@@ -177,12 +186,17 @@ function orderRunner(client: Client, workload: Workload, taskQueue: string, labe
   };
 }
 
-/** Samples the worker's RSS while `load` runs; counts its statements and the server's commits around it. */
-async function measureLevel(
-  db: ThrowawayDatabase,
-  worker: BenchWorker,
-  load: () => Promise<LoadResult>,
-): Promise<Omit<LevelResult, 'workload' | 'concurrency'>> {
+interface LevelSample {
+  load: LoadResult;
+  peakRss: number;
+  cpuMicros: number;
+  roundTrips: number;
+  transactions: number;
+  serverCommits: number;
+}
+
+/** Samples the worker's RSS while `load` runs; counts its CPU, its statements and the server's commits around it. */
+async function measureLevel(db: ThrowawayDatabase, worker: BenchWorker, load: () => Promise<LoadResult>): Promise<LevelSample> {
   const before = await worker.stats();
   const commitsBefore = await xactCommit(db);
   const sampler = sampleRss(worker);
@@ -192,20 +206,36 @@ async function measureLevel(
   await sleep(1_500);
   const after = await worker.stats();
   const commitsAfter = await xactCommit(db);
-  const per = (value: number) => (result.completed > 0 ? value / result.completed : Number.NaN);
   return {
-    orders: result.completed,
-    failed: result.failed,
-    elapsedMs: Math.round(result.elapsedMs),
-    ordersPerSecond: (result.completed * 1000) / result.elapsedMs,
-    latencyMs: { p50: percentile(result.latenciesMs, 50), p95: percentile(result.latenciesMs, 95), p99: percentile(result.latenciesMs, 99) },
-    workerPeakRssMb: peakRss / MB,
-    workerCpuMsPerOrder: per(after.cpuMicros - before.cpuMicros) / 1000,
+    load: result,
+    peakRss,
+    cpuMicros: after.cpuMicros - before.cpuMicros,
+    roundTrips: after.roundTrips - before.roundTrips,
+    transactions: after.transactions - before.transactions,
+    // Less the one commit of reading the counter itself.
+    serverCommits: commitsAfter - commitsBefore - 1,
+  };
+}
+
+/** One level's figures from its rounds: throughput over the time the workload ran, latency over every order. */
+function combine(samples: LevelSample[]): Omit<LevelResult, 'workload' | 'concurrency'> {
+  const sum = (pick: (sample: LevelSample) => number) => samples.reduce((total, sample) => total + pick(sample), 0);
+  const completed = sum((s) => s.load.completed);
+  const elapsedMs = sum((s) => s.load.elapsedMs);
+  const latencies = samples.flatMap((s) => s.load.latenciesMs);
+  const per = (value: number) => (completed > 0 ? value / completed : Number.NaN);
+  return {
+    orders: completed,
+    failed: sum((s) => s.load.failed),
+    elapsedMs: Math.round(elapsedMs),
+    ordersPerSecond: (completed * 1000) / elapsedMs,
+    latencyMs: { p50: percentile(latencies, 50), p95: percentile(latencies, 95), p99: percentile(latencies, 99) },
+    workerPeakRssMb: Math.max(...samples.map((s) => s.peakRss)) / MB,
+    workerCpuMsPerOrder: per(sum((s) => s.cpuMicros)) / 1000,
     postgres: {
-      // Less the one commit of reading the counter itself.
-      serverTransactions: per(commitsAfter - commitsBefore - 1),
-      clientTransactions: per(after.transactions - before.transactions),
-      roundTrips: per(after.roundTrips - before.roundTrips),
+      serverTransactions: per(sum((s) => s.serverCommits)),
+      clientTransactions: per(sum((s) => s.transactions)),
+      roundTrips: per(sum((s) => s.roundTrips)),
     },
   };
 }

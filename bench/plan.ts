@@ -1,8 +1,10 @@
 /** How much work each part of the benchmark does. Sized for a 2-core machine: a few minutes in full. */
 export interface BenchPlan {
   name: 'full' | 'quick';
-  /** Orders per run at each concurrency level, for the baseline and the saga alike. */
+  /** Orders at each concurrency level, for the baseline and the saga alike. */
   levels: { concurrency: number; orders: number }[];
+  /** Each level's orders are run in this many alternating rounds of baseline and saga. */
+  rounds: number;
   warmupOrders: number;
   /** Sagas started at once to measure the worker's memory with that many in flight. */
   inFlight: number;
@@ -15,11 +17,12 @@ export interface BenchPlan {
 export const FULL_PLAN: BenchPlan = {
   name: 'full',
   levels: [
-    { concurrency: 1, orders: 30 },
-    { concurrency: 16, orders: 240 },
-    { concurrency: 64, orders: 480 },
+    { concurrency: 1, orders: 24 },
+    { concurrency: 16, orders: 192 },
+    { concurrency: 64, orders: 384 },
     { concurrency: 256, orders: 768 },
   ],
+  rounds: 3,
   warmupOrders: 64,
   inFlight: 1000,
   inFlightCapped: true,
@@ -35,6 +38,7 @@ export const QUICK_PLAN: BenchPlan = {
     { concurrency: 64, orders: 128 },
     { concurrency: 256, orders: 256 },
   ],
+  rounds: 1,
   warmupOrders: 16,
   inFlight: 200,
   inFlightCapped: false,
