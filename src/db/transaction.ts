@@ -7,6 +7,13 @@ import type { Pool, PoolClient } from 'pg';
 export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   let brokenConnection: Error | undefined;
+  // A backend that dies while this client is checked out and between statements (a failover,
+  // pg_terminate_backend) is reported as an 'error' event, not through a query; unheard, it would
+  // end the process. Heard, it fails the next statement, and the client is destroyed on release.
+  const onConnectionError = (error: Error) => {
+    brokenConnection ??= error;
+  };
+  client.on('error', onConnectionError);
   try {
     await client.query('begin');
     const result = await work(client);
@@ -19,6 +26,7 @@ export async function withTransaction<T>(pool: Pool, work: (client: PoolClient) 
     });
     throw error;
   } finally {
+    client.removeListener('error', onConnectionError);
     client.release(brokenConnection);
   }
 }
