@@ -63,7 +63,7 @@ export interface ChaosReport {
   retries: RetryCounts;
   replays: { servedByStripe: number; chargesServedByLedger: number; refundsServedByLedger: number };
   stripeRequests: number;
-  workers: Pick<FleetCounts, 'started' | 'unexpectedExits' | 'exits'>;
+  workers: Pick<FleetCounts, 'started' | 'unexpectedExits'>;
   violations: Violation[];
   logDir: string | null;
   databaseName: string;
@@ -199,8 +199,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
 
     const ok = report.violations.length === 0 && unfinished.length === 0;
-    // A worker that died on its own is a finding even when every order survived it: keep its log.
-    keepLogs ||= !ok || fleetCounts.unexpectedExits > 0;
+    keepLogs ||= !ok;
     return {
       options: { orders: options.orders, durationSeconds: options.durationSeconds, drainSeconds, seed: options.seed, workers: workerCount },
       seconds: { orders: round1(ordersSeconds), total: round1((Date.now() - runStarted) / 1000) },
@@ -222,7 +221,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         refundsServedByLedger: fleetCounts.messages.refundAnsweredFromLedger,
       },
       stripeRequests: counters.requests,
-      workers: { started: fleetCounts.started, unexpectedExits: fleetCounts.unexpectedExits, exits: fleetCounts.exits },
+      workers: { started: fleetCounts.started, unexpectedExits: fleetCounts.unexpectedExits },
       violations: report.violations,
       logDir: keepLogs ? logDir : null,
       databaseName: db.name,
@@ -311,15 +310,12 @@ async function runResets(options: {
       const pick = candidates.splice(Math.floor(random() * candidates.length), 1)[0];
       if (!pick) break;
       const workflowId = workflowIdForOrder(pick.order.orderId);
-      // Resettable: still running, and past its first workflow task (started, task scheduled,
-      // started and completed, then its commands); the server refuses a run that has no
-      // completed workflow task to reset to.
-      const resettable = await options.client.workflow
+      const running = await options.client.workflow
         .getHandle(workflowId)
         .describe()
-        .then((description) => description.status.name === 'RUNNING' && description.historyLength >= 5)
+        .then((description) => description.status.name === 'RUNNING')
         .catch(() => false);
-      if (!resettable) continue;
+      if (!running) continue;
       // A run can end between the describe and the reset, and the server then refuses it: that
       // refusal is recorded, and the next candidate still running is tried.
       const outcome = await options.reset(workflowId, type);
