@@ -22,5 +22,11 @@ export function createPool(options: PoolOptions): pg.Pool {
     idleTimeoutMillis: 30_000,
   });
   pool.on('error', () => undefined);
+  // The same holds for a client that is checked out: its backend's death arrives as an 'error'
+  // event whenever no statement is running, and pg-pool listens only while the client is idle.
+  // Heard here, it cannot end the process; the client's next statement fails instead.
+  pool.on('connect', (client) => {
+    client.on('error', () => undefined);
+  });
   return pool;
 }

@@ -36,4 +36,16 @@ describe('a PostgreSQL backend terminated mid-transaction', () => {
     const { rows } = await db.pool.query<{ one: number }>('select 1 as one');
     expect(rows).toEqual([{ one: 1 }]);
   });
+
+  it('fails the next statement of any checked-out client, inside a transaction or not, and the process carries on', async () => {
+    const client = await db.pool.connect();
+    const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+    await operator.query('select pg_terminate_backend($1)', [rows[0]?.pid]);
+    await sleep(300);
+
+    const next = client.query('select 1');
+    await expect(next).rejects.toThrow(/connection/i);
+    client.release(new Error('backend terminated'));
+    expect((await db.pool.query<{ one: number }>('select 1 as one')).rows).toEqual([{ one: 1 }]);
+  });
 });
