@@ -63,7 +63,7 @@ export interface ChaosReport {
   retries: RetryCounts;
   replays: { servedByStripe: number; chargesServedByLedger: number; refundsServedByLedger: number };
   stripeRequests: number;
-  workers: Pick<FleetCounts, 'started' | 'unexpectedExits'>;
+  workers: Pick<FleetCounts, 'started' | 'unexpectedExits' | 'exits'>;
   violations: Violation[];
   logDir: string | null;
   databaseName: string;
@@ -199,7 +199,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     }
 
     const ok = report.violations.length === 0 && unfinished.length === 0;
-    keepLogs ||= !ok;
+    // A worker that died on its own is a finding even when every order survived it: keep its log.
+    keepLogs ||= !ok || fleetCounts.unexpectedExits > 0;
     return {
       options: { orders: options.orders, durationSeconds: options.durationSeconds, drainSeconds, seed: options.seed, workers: workerCount },
       seconds: { orders: round1(ordersSeconds), total: round1((Date.now() - runStarted) / 1000) },
@@ -221,7 +222,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         refundsServedByLedger: fleetCounts.messages.refundAnsweredFromLedger,
       },
       stripeRequests: counters.requests,
-      workers: { started: fleetCounts.started, unexpectedExits: fleetCounts.unexpectedExits },
+      workers: { started: fleetCounts.started, unexpectedExits: fleetCounts.unexpectedExits, exits: fleetCounts.exits },
       violations: report.violations,
       logDir: keepLogs ? logDir : null,
       databaseName: db.name,
@@ -310,12 +311,19 @@ async function runResets(options: {
       const pick = candidates.splice(Math.floor(random() * candidates.length), 1)[0];
       if (!pick) break;
       const workflowId = workflowIdForOrder(pick.order.orderId);
-      const running = await options.client.workflow
-        .getHandle(workflowId)
+      // Resettable: still running, with a completed workflow task to reset to. A first task
+      // handed to a worker that was then killed times out, and until a later one completes the
+      // server refuses the reset ('Workflow task finish ID must be > 1').
+      const handle = options.client.workflow.getHandle(workflowId);
+      const resettable = await handle
         .describe()
-        .then((description) => description.status.name === 'RUNNING')
+        .then(async (description) => {
+          if (description.status.name !== 'RUNNING') return false;
+          const history = await handle.fetchHistory();
+          return (history.events ?? []).some((event) => event.workflowTaskCompletedEventAttributes);
+        })
         .catch(() => false);
-      if (!running) continue;
+      if (!resettable) continue;
       // A run can end between the describe and the reset, and the server then refuses it: that
       // refusal is recorded, and the next candidate still running is tried.
       const outcome = await options.reset(workflowId, type);

@@ -23,6 +23,9 @@ export function formatChaosSummary(report: ChaosReport): string {
     `workers     ${report.workers.started} processes started${report.workers.unexpectedExits > 0 ? ` · ${report.workers.unexpectedExits} exited unexpectedly` : ''}`,
     `violations  ${report.violations.length === 0 ? 'none' : String(report.violations.length)}`,
   ];
+  for (const exit of report.workers.exits.slice(0, 5)) {
+    lines.push(`  worker ${exit.slot} (process ${exit.generation}) ended by ${exit.how}: ${exit.lastLines.slice(-3).join(' | ').slice(0, 400)}`);
+  }
   const refused = report.resets.find((reset) => !reset.ok);
   if (refused) lines.push(`  a refused reset: ${refused.workflowId} (${refused.type}): ${(refused.error ?? '').split('\n')[0] ?? ''}`);
   for (const violation of report.violations.slice(0, 20)) lines.push(`  ${violation.invariant} ${violation.orderId}: ${violation.message}`);

@@ -7,6 +7,7 @@ const PROJECT_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKER_ENTRY = path.join(PROJECT_ROOT, 'src', 'worker.ts');
 const READY_TIMEOUT_MS = 120_000;
 const MAX_UNEXPECTED_EXITS = 20;
+const TAIL_LINES = 12;
 
 /** Log messages the fleet counts, as the activities write them. */
 const COUNTED_MESSAGES = {
@@ -23,11 +24,20 @@ interface RunningWorker {
   log: WriteStream;
 }
 
+/** A worker that ended without the fleet ending it, and the last it wrote. */
+export interface UnexpectedExit {
+  slot: number;
+  generation: number;
+  how: string;
+  lastLines: string[];
+}
+
 export interface FleetCounts {
   started: number;
   killed: number;
   /** Exits the fleet did not cause: a crash, or a start that failed. */
   unexpectedExits: number;
+  exits: UnexpectedExit[];
   messages: Record<CountedMessage, number>;
 }
 
@@ -42,6 +52,7 @@ export class WorkerFleet {
     started: 0,
     killed: 0,
     unexpectedExits: 0,
+    exits: [],
     messages: { chargeAnsweredFromLedger: 0, refundAnsweredFromLedger: 0 },
   };
   #stopping = false;
@@ -125,6 +136,7 @@ export class WorkerFleet {
       pending += chunk;
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
+      remember(lines.join('\n'));
       for (const line of lines) {
         const message = messageOf(line);
         if (message === 'worker started') {
@@ -135,12 +147,22 @@ export class WorkerFleet {
         }
       }
     });
-    child.stderr.on('data', (chunk: Buffer) => log.write(chunk));
+    const tail: string[] = [];
+    const remember = (text: string) => {
+      tail.push(...text.split('\n').filter((line) => line.trim() !== ''));
+      tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
+    };
+    child.stderr.on('data', (chunk: Buffer) => {
+      log.write(chunk);
+      remember(chunk.toString('utf8'));
+    });
     const exited = child.then((result) => {
       log.end();
       // Killed by the fleet, or stopped with it: expected. Anything else is a finding.
       if (this.#slots[slot] === worker && !this.#stopping) {
         this.#counts.unexpectedExits += 1;
+        const how = result.signal ? `signal ${result.signal}` : `exit code ${String(result.exitCode)}`;
+        this.#counts.exits.push({ slot, generation, how, lastLines: [...tail] });
         this.#slots[slot] = null;
         // A worker that cannot stay up is not restarted forever; the run's deadline reports it.
         if (this.#counts.unexpectedExits <= MAX_UNEXPECTED_EXITS) void this.#launch(slot).catch(() => undefined);
