@@ -3,6 +3,7 @@ import { DatabaseError } from 'pg';
 import { FailureType } from '../domain/failures.js';
 import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
 import { AllocationReleasedError, OutOfStockError } from '../inventory/stock.js';
+import { LedgerDuplicateError } from '../ledger/ledger-duplicate-error.js';
 import { OrderAlreadyChargedError } from '../orders/orders.js';
 
 const UNIQUE_VIOLATION = '23505';
@@ -19,6 +20,14 @@ export function toActivityFailure(error: unknown): unknown {
       key: error.key,
     });
   }
+  if (error instanceof LedgerDuplicateError) {
+    return ApplicationFailure.nonRetryable(error.message, FailureType.IdempotencyConflict, {
+      scope: 'ledger',
+      key: error.key,
+      guard: error.guard,
+      existingKey: error.existingKey,
+    });
+  }
   if (error instanceof OutOfStockError) {
     return ApplicationFailure.nonRetryable(error.message, FailureType.OutOfStock, {
       sku: error.sku,
@@ -31,8 +40,7 @@ export function toActivityFailure(error: unknown): unknown {
   if (error instanceof OrderAlreadyChargedError) {
     return ApplicationFailure.nonRetryable(error.message, FailureType.OrderAlreadyCharged, { orderId: error.orderId });
   }
-  // A second Stripe object or a second charge for one order reaching the ledger under another
-  // key: the constraint held; retrying would hit it again.
+  // Any other uniqueness guard that held: retrying would hit it again.
   if (error instanceof DatabaseError && error.code === UNIQUE_VIOLATION) {
     return ApplicationFailure.nonRetryable(
       `uniqueness guard '${error.constraint ?? 'unknown'}' refused a duplicate: ${error.detail ?? error.message}`,

@@ -129,6 +129,12 @@ export class WorkerFleet {
     const ready = new Promise<void>((resolve) => {
       markReady = resolve;
     });
+    // The last lines a worker wrote, kept to explain an exit nobody asked for.
+    const tail: string[] = [];
+    const remember = (text: string) => {
+      tail.push(...text.split('\n').filter((line) => line.trim() !== ''));
+      tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
+    };
     let pending = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => {
@@ -147,11 +153,6 @@ export class WorkerFleet {
         }
       }
     });
-    const tail: string[] = [];
-    const remember = (text: string) => {
-      tail.push(...text.split('\n').filter((line) => line.trim() !== ''));
-      tail.splice(0, Math.max(0, tail.length - TAIL_LINES));
-    };
     child.stderr.on('data', (chunk: Buffer) => {
       log.write(chunk);
       remember(chunk.toString('utf8'));

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
 import { requestHash } from '../idempotency/request-hash.js';
 import { LedgerAccount } from './accounts.js';
+import { LedgerDuplicateError } from './ledger-duplicate-error.js';
 
 export type LedgerKind = 'charge' | 'refund';
 
@@ -42,8 +43,13 @@ const POSTINGS: Record<LedgerKind, Posting[]> = {
 /**
  * Posts a balanced transaction once per idempotency key. Must run inside the caller's
  * transaction: the entry commits together with whatever outcome the caller records beside it.
- * A second posting under the same key, racing or late, waits on the unique index and then
- * finds the first one; with a different payload it throws IdempotencyConflictError.
+ *
+ * A second posting under the same key, racing or late, waits on the unique indexes and then
+ * finds the first one; with a different payload it throws IdempotencyConflictError. The insert
+ * names no conflict target on purpose: the table has three unique indexes (key, Stripe object,
+ * one charge per order), and two racers with one key can meet first on any of them. With a
+ * target, a meeting on another index is a unique violation, and a zombie attempt racing its own
+ * retry would fail a paid order.
  */
 export async function postLedgerTransaction(client: PoolClient, entry: LedgerEntry): Promise<PostedTransaction> {
   const hash = requestHash({
@@ -57,21 +63,12 @@ export async function postLedgerTransaction(client: PoolClient, entry: LedgerEnt
     `insert into ledger_transactions
        (order_id, kind, amount_minor, currency, stripe_object_id, idempotency_key, request_hash)
      values ($1, $2, $3, $4, $5, $6, $7)
-     on conflict (idempotency_key) do nothing
+     on conflict do nothing
      returning id`,
     [entry.orderId, entry.kind, entry.amountMinor, entry.currency, entry.stripeObjectId, entry.idempotencyKey, hash],
   );
   const insertedRow = inserted.rows[0];
-  if (!insertedRow) {
-    const { rows } = await client.query<{ id: number; request_hash: string }>(
-      'select id, request_hash from ledger_transactions where idempotency_key = $1',
-      [entry.idempotencyKey],
-    );
-    const existing = rows[0];
-    if (!existing) throw new Error(`ledger transaction for key '${entry.idempotencyKey}' vanished`);
-    if (existing.request_hash !== hash) throw new IdempotencyConflictError('ledger', entry.idempotencyKey);
-    return { transactionId: existing.id, replayed: true };
-  }
+  if (!insertedRow) return answerFromExisting(client, entry, hash);
   const postings = POSTINGS[entry.kind];
   await client.query(
     `insert into ledger_postings (transaction_id, account, direction, amount_minor)
@@ -79,4 +76,27 @@ export async function postLedgerTransaction(client: PoolClient, entry: LedgerEnt
     [insertedRow.id, postings.map((p) => p.account), postings.map((p) => p.direction), entry.amountMinor],
   );
   return { transactionId: insertedRow.id, replayed: false };
+}
+
+/** The insert met an existing row: the same key (a replay, or a conflict) or another key's duplicate. */
+async function answerFromExisting(client: PoolClient, entry: LedgerEntry, hash: string): Promise<PostedTransaction> {
+  const { rows } = await client.query<{ id: number; request_hash: string }>(
+    'select id, request_hash from ledger_transactions where idempotency_key = $1',
+    [entry.idempotencyKey],
+  );
+  const existing = rows[0];
+  if (existing) {
+    if (existing.request_hash !== hash) throw new IdempotencyConflictError('ledger', entry.idempotencyKey);
+    return { transactionId: existing.id, replayed: true };
+  }
+  const { rows: blockers } = await client.query<{ idempotency_key: string; same_object: boolean }>(
+    `select idempotency_key, stripe_object_id = $1 as same_object from ledger_transactions
+      where stripe_object_id = $1 or (kind = 'charge' and $2 = 'charge' and order_id = $3)
+      order by same_object desc limit 1`,
+    [entry.stripeObjectId, entry.kind, entry.orderId],
+  );
+  const blocker = blockers[0];
+  if (!blocker) throw new Error(`ledger posting '${entry.idempotencyKey}' met a conflict that no row explains`);
+  const guard = blocker.same_object ? 'ledger_transactions_stripe_object_id_key' : 'ledger_one_charge_per_order';
+  throw new LedgerDuplicateError(entry.idempotencyKey, guard, blocker.idempotency_key);
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/db/transaction.js';
 import { IdempotencyConflictError } from '../../src/idempotency/idempotency-conflict-error.js';
+import { LedgerDuplicateError } from '../../src/ledger/ledger-duplicate-error.js';
 import { postLedgerTransaction, type LedgerEntry } from '../../src/ledger/ledger.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
@@ -9,14 +10,19 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 let db: TestDatabase;
 let orderId: string;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  orderId = `L-${randomUUID().slice(0, 8)}`;
+async function newOrder(): Promise<string> {
+  const id = `L-${randomUUID().slice(0, 8)}`;
   await recordOrder(
     db.pool,
-    { orderId, customerId: 'c-1', amount: 1500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'S', quantity: 1 },
-    `order-payment-${orderId}`,
+    { orderId: id, customerId: 'c-1', amount: 1500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'S', quantity: 1 },
+    `order-payment-${id}`,
   );
+  return id;
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  orderId = await newOrder();
 });
 afterAll(() => db.drop());
 
@@ -33,21 +39,24 @@ function entry(overrides: Partial<LedgerEntry> = {}): LedgerEntry {
 }
 
 describe('ledger', () => {
-  it('row 2: two identical postings racing with one key on separate connections write one row and answer both alike', async () => {
-    const posting = entry();
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () => withTransaction(db.pool, (client) => postLedgerTransaction(client, posting))),
-    );
-    const ids = new Set(results.map((result) => result.transactionId));
-    expect(ids.size).toBe(1);
-    expect(results.filter((result) => !result.replayed)).toHaveLength(1);
-    const { rows } = await db.pool.query<{ transactions: number; postings: number }>(
-      `select (select count(*)::int from ledger_transactions where idempotency_key = $1) as transactions,
-              (select count(*)::int from ledger_postings p join ledger_transactions t on t.id = p.transaction_id
-                where t.idempotency_key = $1) as postings`,
-      [posting.idempotencyKey],
-    );
-    expect(rows[0]).toEqual({ transactions: 1, postings: 2 });
+  it('row 2: identical postings racing with one key on separate connections write one row and answer all alike', async () => {
+    // A zombie attempt and its retry can post at the same moment. The race is won or lost inside
+    // PostgreSQL's index checks, so it is run many times: one lost race in any round is a failure.
+    for (let round = 0; round < 40; round += 1) {
+      const posting = entry({ orderId: await newOrder() });
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => withTransaction(db.pool, (client) => postLedgerTransaction(client, posting))),
+      );
+      expect(new Set(results.map((result) => result.transactionId)).size).toBe(1);
+      expect(results.filter((result) => !result.replayed)).toHaveLength(1);
+      const { rows } = await db.pool.query<{ transactions: number; postings: number }>(
+        `select (select count(*)::int from ledger_transactions where idempotency_key = $1) as transactions,
+                (select count(*)::int from ledger_postings p join ledger_transactions t on t.id = p.transaction_id
+                  where t.idempotency_key = $1) as postings`,
+        [posting.idempotencyKey],
+      );
+      expect(rows[0]).toEqual({ transactions: 1, postings: 2 });
+    }
   });
 
   it('row 3 (ledger): one key with a different payload fails loudly and applies nothing', async () => {
@@ -93,15 +102,25 @@ describe('ledger', () => {
   });
 
   it('I1 at the ledger: a second charge for one order under another key is refused by a constraint', async () => {
-    const other = `L-${randomUUID().slice(0, 8)}`;
-    await recordOrder(
-      db.pool,
-      { orderId: other, customerId: 'c-1', amount: 1500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'S', quantity: 1 },
-      `order-payment-${other}`,
+    const other = await newOrder();
+    const first = entry({ orderId: other });
+    await withTransaction(db.pool, (client) => postLedgerTransaction(client, first));
+    const second = withTransaction(db.pool, (client) => postLedgerTransaction(client, entry({ orderId: other })));
+    await expect(second).rejects.toBeInstanceOf(LedgerDuplicateError);
+    await expect(second).rejects.toThrow(new RegExp(`ledger_one_charge_per_order.*'${first.idempotencyKey}'`));
+  });
+
+  it('I1 at the ledger: one Stripe object posted under another key is refused, even by a refund', async () => {
+    const first = entry({ kind: 'refund', stripeObjectId: `re_${randomUUID()}` });
+    await withTransaction(db.pool, (client) => postLedgerTransaction(client, first));
+    const second = withTransaction(db.pool, (client) =>
+      postLedgerTransaction(client, entry({ kind: 'refund', stripeObjectId: first.stripeObjectId })),
     );
-    await withTransaction(db.pool, (client) => postLedgerTransaction(client, entry({ orderId: other })));
-    await expect(
-      withTransaction(db.pool, (client) => postLedgerTransaction(client, entry({ orderId: other }))),
-    ).rejects.toThrow(/ledger_one_charge_per_order/);
+    await expect(second).rejects.toThrow(new RegExp(`ledger_transactions_stripe_object_id_key.*'${first.idempotencyKey}'`));
+    const { rows } = await db.pool.query<{ n: number }>(
+      'select count(*)::int as n from ledger_transactions where stripe_object_id = $1',
+      [first.stripeObjectId],
+    );
+    expect(rows[0]?.n).toBe(1);
   });
 });
