@@ -58,7 +58,13 @@ export interface ChaosReport {
   /** Where orders of each intent ended. */
   outcomesByIntent: Record<OrderIntent, Record<string, number>>;
   unfinished: { orderId: string; status: string }[];
-  faults: StripeFaultCounts & { workerKills: number; backendTerminations: number; resets: number; resetsFailed: number };
+  faults: StripeFaultCounts & {
+    workerKills: number;
+    backendTerminations: number;
+    resets: number;
+    resetsPlanned: number;
+    resetsFailed: number;
+  };
   resets: ResetOutcome[];
   retries: RetryCounts;
   replays: { servedByStripe: number; chargesServedByLedger: number; refundsServedByLedger: number };
@@ -150,7 +156,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       })(),
       runResets({
         count: Math.floor(options.orders / ORDERS_PER_RESET),
-        until: faultsEnd,
+        deadline,
         random: randomFor(4),
         orders: mix.orders,
         started,
@@ -212,6 +218,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         workerKills: fleetCounts.killed,
         backendTerminations,
         resets: resets.filter((reset) => reset.ok).length,
+        resetsPlanned: Math.floor(options.orders / ORDERS_PER_RESET),
         resetsFailed: resets.filter((reset) => !reset.ok).length,
       },
       resets,
@@ -287,10 +294,14 @@ async function everyFewSeconds(until: number, [min, max]: [number, number], rand
   }
 }
 
-/** `count` resets at seeded moments of the fault window, each of an order whose workflow is still running. */
+/**
+ * One reset for every ORDERS_PER_RESET orders, paced by the orders rather than the clock: the
+ * k-th fires at a seeded point while the k-th batch of 50 orders ends. Paced by the clock, resets
+ * planned late in the fault window found nothing left running whenever the orders were fast.
+ */
 async function runResets(options: {
   count: number;
-  until: number;
+  deadline: number;
   random: () => number;
   orders: ChaosOrder[];
   started: Set<string>;
@@ -299,39 +310,43 @@ async function runResets(options: {
   reset: (workflowId: string, type: ResetType) => Promise<ResetOutcome>;
 }): Promise<ResetOutcome[]> {
   const { random } = options;
-  const window = options.until - Date.now();
-  const moments = Array.from({ length: options.count }, () => Date.now() + window * (0.1 + 0.8 * random())).sort((a, b) => a - b);
+  const thresholds = Array.from({ length: options.count }, (_, k) => Math.floor((k + 0.8 * random()) * ORDERS_PER_RESET));
   const outcomes: ResetOutcome[] = [];
-  for (const [index, moment] of moments.entries()) {
-    await sleep(Math.max(0, moment - Date.now()));
+  for (const [index, threshold] of thresholds.entries()) {
+    while (options.endings.size < threshold && Date.now() < options.deadline) await sleep(200);
     const type: ResetType = index % 2 === 0 ? 'FirstWorkflowTask' : 'LastWorkflowTask';
     const candidates = options.orders.filter(({ order }) => options.started.has(order.orderId) && !options.endings.has(order.orderId));
-    // Tried in a seeded order until one still running is reset: a reset of an ended run would start it again.
+    // Tried in a seeded order until one is reset: a reset of an ended run would start it again.
     for (let attempt = 0; attempt < 20 && candidates.length > 0; attempt++) {
       const pick = candidates.splice(Math.floor(random() * candidates.length), 1)[0];
       if (!pick) break;
       const workflowId = workflowIdForOrder(pick.order.orderId);
-      // Resettable: still running, with a completed workflow task to reset to. A first task
-      // handed to a worker that was then killed times out, and until a later one completes the
-      // server refuses the reset ('Workflow task finish ID must be > 1').
-      const handle = options.client.workflow.getHandle(workflowId);
-      const resettable = await handle
-        .describe()
-        .then(async (description) => {
-          if (description.status.name !== 'RUNNING') return false;
-          const history = await handle.fetchHistory();
-          return (history.events ?? []).some((event) => event.workflowTaskCompletedEventAttributes);
-        })
-        .catch(() => false);
-      if (!resettable) continue;
-      // A run can end between the describe and the reset, and the server then refuses it: that
-      // refusal is recorded, and the next candidate still running is tried.
+      if (!(await isResettable(options.client, workflowId))) continue;
+      // A run can end between the check and the reset, and the server then refuses it: that
+      // refusal is recorded, and the next candidate is tried.
       const outcome = await options.reset(workflowId, type);
       outcomes.push(outcome);
       if (outcome.ok) break;
     }
   }
   return outcomes;
+}
+
+/**
+ * Still running, with a completed workflow task to reset to. A first task handed to a worker
+ * that was then killed times out, and until a later one completes the server refuses the reset
+ * ('Workflow task finish ID must be > 1').
+ */
+async function isResettable(client: Client, workflowId: string): Promise<boolean> {
+  const handle = client.workflow.getHandle(workflowId);
+  try {
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') return false;
+    const history = await handle.fetchHistory();
+    return (history.events ?? []).some((event) => event.workflowTaskCompletedEventAttributes);
+  } catch {
+    return false;
+  }
 }
 
 async function untilDeadline(work: Promise<unknown>, deadline: number): Promise<void> {

@@ -20,7 +20,7 @@ const program = new Command('chaos')
       'Exit codes: 0 pass, 1 a violation or an unfinished order, 2 bad arguments, 3 the run could not be set up.',
   )
   .option('--orders <n>', 'concurrent orders', wholeNumber('--orders', 1, 100_000), 100)
-  .option('--duration <seconds>', 'how long faults are injected, from the first order', wholeNumber('--duration', 1, 86_400), 60)
+  .option('--duration <seconds>', 'how long kills, backend terminations and Stripe faults last, from the first order (resets follow the orders: one per 50)', wholeNumber('--duration', 1, 86_400), 60)
   .option('--seed <k>', 'seed for the order mix and every fault', wholeNumber('--seed', 0, 2 ** 31 - 1), 1)
   .option('--drain <seconds>', 'how long after the faults every order must have ended', wholeNumber('--drain', 1, 86_400), 150)
   .option('--keep', 'keep the database and the worker logs', false)

@@ -17,7 +17,7 @@ export function formatChaosSummary(report: ChaosReport): string {
     `  by intent ${(['success', 'decline', 'scarce'] as const)
       .map((intent) => `${intent}: ${Object.entries(report.outcomesByIntent[intent]).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
       .join(' | ')}`,
-    `faults      Stripe responses dropped after commit ${f.responsesDropped} · Stripe 500s ${f.failed500} · 429s ${f.failed429} · delayed ${f.delayed} · workers SIGKILLed ${f.workerKills} · Postgres backends terminated ${f.backendTerminations} · workflow resets ${f.resets}${f.resetsFailed > 0 ? ` (+${f.resetsFailed} refused)` : ''}`,
+    `faults      Stripe responses dropped after commit ${f.responsesDropped} · Stripe 500s ${f.failed500} · 429s ${f.failed429} · delayed ${f.delayed} · workers SIGKILLed ${f.workerKills} · Postgres backends terminated ${f.backendTerminations} · workflow resets ${f.resets} of ${f.resetsPlanned}${f.resetsFailed > 0 ? ` (+${f.resetsFailed} refused)` : ''}`,
     `retries     activity retries ${r.activityRetries} over ${r.activitiesRetried} activities (workflow histories) · keyed Stripe intents re-attempted ${r.keyedReattempts} times over ${r.keyedIntents} keys (activity_idempotency)`,
     `replays     served by Stripe ${report.replays.servedByStripe} · served by the ledger ${report.replays.chargesServedByLedger + report.replays.refundsServedByLedger} (charges ${report.replays.chargesServedByLedger}, refunds ${report.replays.refundsServedByLedger}) · Stripe requests ${report.stripeRequests}`,
     `workers     ${report.workers.started} processes started${report.workers.unexpectedExits > 0 ? ` · ${report.workers.unexpectedExits} exited unexpectedly` : ''}`,
