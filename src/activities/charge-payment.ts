@@ -81,11 +81,12 @@ export function createChargePayment(deps: ActivityDeps) {
     const finished = await replayFinishedKey<StoredCharge>(deps.db, SCOPE, key, hash);
     if (finished) return answerFromRecord(finished, key, recheckAfterMs);
 
-    // Phase 1: register the intent before anything leaves the building.
-    const record = await withTransaction(deps.db, async (client) => {
-      await claimCharge(client, order.orderId, key);
-      return registerKey<StoredCharge>(client, { scope: SCOPE, key, requestHash: hash, retentionMs: keyRetentionMs });
-    });
+    // Phase 1: register the intent before anything leaves the building. Two statements, not a
+    // transaction: the claim is idempotent for this key and the registration is an upsert, so a
+    // crash between them leaves nothing the retry does not finish, and each round trip saved
+    // is one every order pays.
+    await claimCharge(deps.db, order.orderId, key);
+    const record = await registerKey<StoredCharge>(deps.db, { scope: SCOPE, key, requestHash: hash, retentionMs: keyRetentionMs });
     if (record.state !== 'pending') return answerFromRecord(record, key, recheckAfterMs);
 
     const pendingForMs = Date.now() - record.createdAt.getTime();

@@ -37,30 +37,38 @@ export interface Allocation {
  */
 export async function allocateStock(client: PoolClient, allocation: Allocation): Promise<{ replayed: boolean }> {
   const hash = requestHash({ orderId: allocation.orderId, sku: allocation.sku, quantity: allocation.quantity });
-  const inserted = await client.query(
-    `insert into stock_allocations (idempotency_key, order_id, sku, quantity, request_hash)
-     select $1, $2, $3, $4, $5 where exists (select 1 from inventory where sku = $3)
-     on conflict (idempotency_key) do nothing`,
+  // The allocation row and its decrement in one statement (one round trip). The caller's
+  // transaction rolls the row back when the decrement finds too little stock.
+  const { rows } = await client.query<{ allocated: boolean; decremented: boolean }>(
+    `with allocated as (
+       insert into stock_allocations (idempotency_key, order_id, sku, quantity, request_hash)
+       select $1, $2, $3, $4, $5 where exists (select 1 from inventory where sku = $3)
+       on conflict (idempotency_key) do nothing
+       returning sku, quantity
+     ), decremented as (
+       update inventory set available = available - allocated.quantity
+         from allocated
+        where inventory.sku = allocated.sku and inventory.available >= allocated.quantity
+       returning inventory.sku
+     )
+     select exists (select 1 from allocated) as allocated, exists (select 1 from decremented) as decremented`,
     [allocation.idempotencyKey, allocation.orderId, allocation.sku, allocation.quantity, hash],
   );
-  if (inserted.rowCount === 0) {
-    const { rows } = await client.query<{ request_hash: string; state: 'allocated' | 'released' }>(
-      'select request_hash, state from stock_allocations where idempotency_key = $1',
-      [allocation.idempotencyKey],
-    );
-    const existing = rows[0];
-    if (!existing) throw new OutOfStockError(allocation.sku, allocation.quantity, false);
-    if (existing.request_hash !== hash) throw new IdempotencyConflictError('stock', allocation.idempotencyKey);
-    // Released by a compensation: the intent was undone, and replaying it as held would lie.
-    if (existing.state === 'released') throw new AllocationReleasedError(allocation.idempotencyKey);
-    return { replayed: true };
+  const outcome = rows[0];
+  if (outcome?.allocated) {
+    if (!outcome.decremented) throw new OutOfStockError(allocation.sku, allocation.quantity, true);
+    return { replayed: false };
   }
-  const decremented = await client.query(
-    'update inventory set available = available - $2 where sku = $1 and available >= $2',
-    [allocation.sku, allocation.quantity],
+  const { rows: existingRows } = await client.query<{ request_hash: string; state: 'allocated' | 'released' }>(
+    'select request_hash, state from stock_allocations where idempotency_key = $1',
+    [allocation.idempotencyKey],
   );
-  if (decremented.rowCount !== 1) throw new OutOfStockError(allocation.sku, allocation.quantity, true);
-  return { replayed: false };
+  const existing = existingRows[0];
+  if (!existing) throw new OutOfStockError(allocation.sku, allocation.quantity, false);
+  if (existing.request_hash !== hash) throw new IdempotencyConflictError('stock', allocation.idempotencyKey);
+  // Released by a compensation: the intent was undone, and replaying it as held would lie.
+  if (existing.state === 'released') throw new AllocationReleasedError(allocation.idempotencyKey);
+  return { replayed: true };
 }
 
 /**

@@ -59,22 +59,35 @@ export async function postLedgerTransaction(client: PoolClient, entry: LedgerEnt
     currency: entry.currency,
     stripeObjectId: entry.stripeObjectId,
   });
+  const postings = POSTINGS[entry.kind];
+  // The transaction and its postings in one statement (one round trip); the balance check is a
+  // deferred constraint trigger, so it still runs at commit over both.
   const inserted = await client.query<{ id: number }>(
-    `insert into ledger_transactions
-       (order_id, kind, amount_minor, currency, stripe_object_id, idempotency_key, request_hash)
-     values ($1, $2, $3, $4, $5, $6, $7)
-     on conflict do nothing
-     returning id`,
-    [entry.orderId, entry.kind, entry.amountMinor, entry.currency, entry.stripeObjectId, entry.idempotencyKey, hash],
+    `with posted as (
+       insert into ledger_transactions
+         (order_id, kind, amount_minor, currency, stripe_object_id, idempotency_key, request_hash)
+       values ($1, $2, $3, $4, $5, $6, $7)
+       on conflict do nothing
+       returning id, amount_minor
+     )
+     insert into ledger_postings (transaction_id, account, direction, amount_minor)
+     select posted.id, p.account, p.direction, posted.amount_minor
+       from posted, unnest($8::text[], $9::text[]) as p(account, direction)
+     returning transaction_id as id`,
+    [
+      entry.orderId,
+      entry.kind,
+      entry.amountMinor,
+      entry.currency,
+      entry.stripeObjectId,
+      entry.idempotencyKey,
+      hash,
+      postings.map((p) => p.account),
+      postings.map((p) => p.direction),
+    ],
   );
   const insertedRow = inserted.rows[0];
   if (!insertedRow) return answerFromExisting(client, entry, hash);
-  const postings = POSTINGS[entry.kind];
-  await client.query(
-    `insert into ledger_postings (transaction_id, account, direction, amount_minor)
-     select $1, account, direction, $4 from unnest($2::text[], $3::text[]) as p(account, direction)`,
-    [insertedRow.id, postings.map((p) => p.account), postings.map((p) => p.direction), entry.amountMinor],
-  );
   return { transactionId: insertedRow.id, replayed: false };
 }
 

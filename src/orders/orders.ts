@@ -1,4 +1,3 @@
-import type { PoolClient } from 'pg';
 import type { Queryable } from '../db/queryable.js';
 import type { OrderInput } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-result.js';
@@ -57,14 +56,14 @@ export async function recordOrder(db: Queryable, order: OrderInput, workflowId: 
  * of two keys racing for one order exactly one wins; the loser gets OrderAlreadyChargedError.
  * Claiming again with the winning key is a no-op, which is what every retry does.
  */
-export async function claimCharge(client: PoolClient, orderId: string, chargeKey: string): Promise<void> {
-  const { rowCount } = await client.query(
+export async function claimCharge(db: Queryable, orderId: string, chargeKey: string): Promise<void> {
+  const { rowCount } = await db.query(
     `update orders set charge_key = $2, updated_at = now()
       where order_id = $1 and (charge_key is null or charge_key = $2)`,
     [orderId, chargeKey],
   );
   if (rowCount === 1) return;
-  const { rowCount: exists } = await client.query('select 1 from orders where order_id = $1', [orderId]);
+  const { rowCount: exists } = await db.query('select 1 from orders where order_id = $1', [orderId]);
   throw exists === 1 ? new OrderAlreadyChargedError(orderId) : new UnknownOrderError(orderId);
 }
 
