@@ -122,20 +122,29 @@ async function main(): Promise<void> {
       }
     }
 
+    // Each memory measurement gets a fresh worker process, so no earlier load's heap carries over
+    // and the two settings are compared alike.
+    await Promise.all([workers.baseline.stop(), workers.saga.stop()]);
+    const memorySettings = [
+      { label: 'default settings', nodeFlags: [] as string[], env: {} as Record<string, string> },
+      ...(plan.inFlightCapped
+        ? [
+            {
+              label: [...MEMORY_CAPPED_WORKER.nodeFlags, ...Object.entries(MEMORY_CAPPED_WORKER.env).map(([k, v]) => `${k}=${v}`)].join(' '),
+              nodeFlags: [...MEMORY_CAPPED_WORKER.nodeFlags],
+              env: { ...MEMORY_CAPPED_WORKER.env },
+            },
+          ]
+        : []),
+    ];
     const inFlight: InFlightResult[] = [];
-    say(`${plan.inFlight} sagas started at once`);
-    inFlight.push(await measureInFlight(workers.saga, 'default settings', plan.inFlight, run('saga', 'inflight')));
-    if (plan.inFlightCapped) {
-      // A fresh worker process, so the first measurement's heap does not carry over.
-      const capped = await startBenchWorker(
-        { ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-capped-${tag}`, ...MEMORY_CAPPED_WORKER.env },
-        [...MEMORY_CAPPED_WORKER.nodeFlags],
-      );
-      cleanups.push(() => capped.stop());
-      const label = [...MEMORY_CAPPED_WORKER.nodeFlags, ...Object.entries(MEMORY_CAPPED_WORKER.env).map(([k, v]) => `${k}=${v}`)].join(' ');
-      say(`${plan.inFlight} sagas started at once, worker with ${label}`);
-      const runCapped = orderRunner(server.client, 'saga', `bench-capped-${tag}`, `inflight-capped-${tag}`);
-      inFlight.push(await measureInFlight(capped, label, plan.inFlight, runCapped));
+    for (const [index, setting] of memorySettings.entries()) {
+      const taskQueue = `bench-inflight-${index}-${tag}`;
+      const worker = await startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: taskQueue, ...setting.env }, setting.nodeFlags);
+      say(`${plan.inFlight} sagas started at once, fresh worker with ${setting.label}`);
+      const runInFlight = orderRunner(server.client, 'saga', taskQueue, `inflight-${index}-${tag}`);
+      inFlight.push(await measureInFlight(worker, setting.label, plan.inFlight, runInFlight));
+      await worker.stop();
     }
     for (const f of inFlight) say(`  ${f.worker}: peak ${f.peakInFlight} in flight, worker RSS peak ${f.workerPeakRssMb.toFixed(0)} MB`);
 
