@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { WORKFLOWS_PATH } from './order-worker.js';
+import { PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './order-worker.js';
 
 export const DEFAULT_BUNDLE_PATH = fileURLToPath(new URL('../../dist/workflow-bundle.js', import.meta.url));
 
@@ -11,7 +11,11 @@ export const DEFAULT_BUNDLE_PATH = fileURLToPath(new URL('../../dist/workflow-bu
  * starts in milliseconds and runs exactly the code that was reviewed and replay-tested.
  */
 export async function bundleWorkflows(outputPath = DEFAULT_BUNDLE_PATH): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    preloadModules: PRELOADED_WORKFLOW_MODULES,
+    logger: new DefaultLogger('WARN'),
+  });
   await mkdir(path.dirname(outputPath), { recursive: true });
   await writeFile(outputPath, code);
   return outputPath;
