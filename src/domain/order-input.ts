@@ -16,32 +16,41 @@ const identifier = (what: string, example: string) =>
  * One order as the saga receives it. Shared by the starter (flags), the workflow (its own
  * input) and the API, so every door refuses the same bad input with the same message.
  */
-export const orderInputSchema = z.object({
-  orderId: identifier('order ID', 'A-1001'),
-  customerId: identifier('customer ID', 'cust-42'),
-  amount: z
-    .number({ error: 'amount is required, in minor units (e.g. 1999 for 19.99)' })
-    .int('amount must be a whole number of minor units (e.g. 1999 for 19.99)')
-    .positive('amount must be positive')
-    .max(MAX_AMOUNT_MINOR, `amount must be at most ${MAX_AMOUNT_MINOR} minor units (Stripe's limit)`),
-  currency: z
-    .string({ error: 'currency is required' })
-    .transform((value) => value.toLowerCase())
-    .refine((value) => STRIPE_CURRENCIES.has(value), {
-      error: 'currency must be a three-letter ISO 4217 code that Stripe supports (e.g. usd, eur, pln)',
-    }),
-  paymentMethod: z
-    .string({ error: 'payment method is required' })
-    .regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'payment method must be a Stripe PaymentMethod ID (e.g. pm_card_visa)'),
-  sku: z
-    .string({ error: 'SKU is required' })
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "SKU must be 1-64 characters of letters, digits, '.', '-' or '_'"),
-  quantity: z
-    .number({ error: 'quantity is required' })
-    .int('quantity must be a whole number')
-    .min(1, 'quantity must be at least 1')
-    .max(1000, 'quantity must be at most 1000'),
-});
+const buildOrderInputSchema = () =>
+  z.object({
+    orderId: identifier('order ID', 'A-1001'),
+    customerId: identifier('customer ID', 'cust-42'),
+    amount: z
+      .number({ error: 'amount is required, in minor units (e.g. 1999 for 19.99)' })
+      .int('amount must be a whole number of minor units (e.g. 1999 for 19.99)')
+      .positive('amount must be positive')
+      .max(MAX_AMOUNT_MINOR, `amount must be at most ${MAX_AMOUNT_MINOR} minor units (Stripe's limit)`),
+    currency: z
+      .string({ error: 'currency is required' })
+      .transform((value) => value.toLowerCase())
+      .refine((value) => STRIPE_CURRENCIES.has(value), {
+        error: 'currency must be a three-letter ISO 4217 code that Stripe supports (e.g. usd, eur, pln)',
+      }),
+    paymentMethod: z
+      .string({ error: 'payment method is required' })
+      .regex(/^pm_[A-Za-z0-9_]{1,200}$/, 'payment method must be a Stripe PaymentMethod ID (e.g. pm_card_visa)'),
+    sku: z
+      .string({ error: 'SKU is required' })
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "SKU must be 1-64 characters of letters, digits, '.', '-' or '_'"),
+    quantity: z
+      .number({ error: 'quantity is required' })
+      .int('quantity must be a whole number')
+      .min(1, 'quantity must be at least 1')
+      .max(1000, 'quantity must be at most 1000'),
+  });
+
+/** The schema, for doors that extend it (the API's request body, the reconcile CLI's order IDs). */
+export const orderInputSchema = buildOrderInputSchema();
+
+// parseOrderInput's own instance, out of reach of this module's exports. The workflow bundle
+// preloads this module once per worker and deep-freezes everything its exports reach, and zod
+// writes to a schema's regexes (lastIndex) as it parses: a frozen schema cannot parse.
+const parsingSchema = buildOrderInputSchema();
 
 export type OrderInput = z.output<typeof orderInputSchema>;
 
@@ -49,7 +58,7 @@ export type OrderInputParseResult = { ok: true; value: OrderInput } | { ok: fals
 
 /** Parses without throwing, so each caller reports the problems its own way. */
 export function parseOrderInput(raw: unknown): OrderInputParseResult {
-  const parsed = orderInputSchema.safeParse(raw);
+  const parsed = parsingSchema.safeParse(raw);
   if (parsed.success) return { ok: true, value: parsed.data };
   return {
     ok: false,

@@ -8,11 +8,12 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
 /**
  * Modules the workflow bundle evaluates once per worker instead of once per run. With a reused
  * V8 context, every new run (and every replay after a cache eviction) evaluates its whole import
- * graph again, and evaluating zod was the largest single cost on the workflow thread in the
- * benchmark's profile. zod keeps no per-run state. Our own schema module is not preloaded:
- * the SDK freezes shared modules, and zod resets `lastIndex` on the schema's regexes as it parses.
+ * graph again and keeps its own copy while cached; evaluating zod and building the order schema
+ * was the largest single cost on the workflow thread in the benchmark's profile. Neither keeps
+ * per-run state. The SDK deep-freezes what a preloaded module exports, which is why the schema
+ * the workflow parses with is not exported (see order-input.ts).
  */
-export const PRELOADED_WORKFLOW_MODULES = ['zod'];
+export const PRELOADED_WORKFLOW_MODULES = ['zod', fileURLToPath(new URL('../domain/order-input.ts', import.meta.url))];
 
 /**
  * The worker's capacity settings. The benchmark's baseline worker runs with these too, so the
