@@ -136,7 +136,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     const endings = new Map<string, Ending>();
     const started = new Set<string>();
-    const waiters = startAll(mix.orders, temporal.client, taskQueue, started, endings);
+    // When the last order ended (the run itself lasts at least as long as the faults); null
+    // while some order has not.
+    let lastEnding: number | null = null;
+    const waiters = startAll(mix.orders, temporal.client, taskQueue, started, endings).then(() => {
+      lastEnding = Date.now();
+    });
 
     const killRandom = randomFor(2);
     const terminateRandom = randomFor(3);
@@ -173,8 +178,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     });
     await untilDeadline(waiters, deadline);
     // A reset can land on a run that had just returned: its new run is still going.
-    await followRestarted(temporal.client, mix.orders, endings, deadline);
-    const ordersSeconds = (Date.now() - ordersStarted) / 1000;
+    if (await followRestarted(temporal.client, mix.orders, endings, deadline)) lastEnding = Date.now();
+    const ordersSeconds = ((lastEnding ?? Date.now()) - ordersStarted) / 1000;
 
     const stripeFaults = stripeFaultCounts(emulator);
     emulator.clearFaults();
@@ -355,15 +360,19 @@ async function untilDeadline(work: Promise<unknown>, deadline: number): Promise<
   clearTimeout(timer);
 }
 
-async function followRestarted(client: Client, orders: ChaosOrder[], endings: Map<string, Ending>, deadline: number): Promise<void> {
+/** Waits for the runs a reset restarted after they had ended; true when there were any. */
+async function followRestarted(client: Client, orders: ChaosOrder[], endings: Map<string, Ending>, deadline: number): Promise<boolean> {
+  let followed = false;
   for (const { order } of orders) {
     if (!endings.has(order.orderId)) continue;
     const workflowId = workflowIdForOrder(order.orderId);
     const latest = await client.workflow.getHandle(workflowId).describe();
     if (latest.status.name !== 'RUNNING') continue;
     endings.delete(order.orderId);
+    followed = true;
     await untilDeadline(waitForEnding(client, workflowId).then((ending) => void endings.set(order.orderId, ending)), deadline);
   }
+  return followed;
 }
 
 const round1 = (value: number) => Math.round(value * 10) / 10;

@@ -12,7 +12,7 @@ export function formatChaosSummary(report: ChaosReport): string {
     .map(([outcome, count]) => `${outcome} ${count}`)
     .join(' · ');
   const lines = [
-    `chaos run: ${o.orders} orders, ${o.workers} workers, seed ${o.seed}; faults for ${o.durationSeconds} s; orders took ${report.seconds.orders} s (${report.seconds.total} s in all)`,
+    `chaos run: ${o.orders} orders, ${o.workers} workers, seed ${o.seed}; faults for ${o.durationSeconds} s; the last order ended after ${report.seconds.orders} s (${report.seconds.total} s in all)`,
     `orders      ${outcomes}`,
     `  by intent ${(['success', 'decline', 'scarce'] as const)
       .map((intent) => `${intent}: ${Object.entries(report.outcomesByIntent[intent]).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
