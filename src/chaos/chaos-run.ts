@@ -36,8 +36,8 @@ export interface ChaosOptions {
   seed: number;
   /**
    * How long after the faults stop every order must have ended. A SIGKILLed worker's activity
-   * is retried only once its start-to-close timeout (60 s for the charge) has passed, after a
-   * backoff of up to 30 s: the default, 150 s, covers both with a margin.
+   * is retried once its heartbeat timeout (10 s) has passed, after a backoff of up to 30 s; the
+   * default, 150 s, also covers a start-to-close timeout (60 s for the charge) with a margin.
    */
   drainSeconds?: number;
   workers?: number;

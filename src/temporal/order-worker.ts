@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
 
 /** Workflow source, for development workers; production loads the prebundled file. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -55,6 +56,7 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOADED_WORKFLOW_MODULES } }),
     activities: createActivities(options.deps),
+    interceptors: { activity: [heartbeatWhileRunning] },
     ...ORDER_WORKER_TUNING,
     ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
       maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions,

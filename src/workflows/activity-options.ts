@@ -4,23 +4,32 @@ import { ActivityCancellationType, type ActivityOptions } from '@temporalio/work
 const RETRY_FOREVER = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
 /**
+ * The worker heartbeats every running activity (src/temporal/heartbeat-interceptor.ts), so an
+ * attempt whose worker died is retried after this, not after its start-to-close timeout.
+ */
+export const HEARTBEAT_TIMEOUT = '10s';
+
+/**
  * Postgres-only steps: retried until the database answers; an outage must not compensate orders.
  * The workflow waits for an activity to finish even when cancelled: compensations must not race
  * a step that is still running.
  */
 export const FORWARD_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '30s',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: RETRY_FOREVER,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
 
 /**
  * The charge. Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
- * attempt is still talking to Stripe when Temporal gives up on it. After ten minutes of failed
+ * attempt is still talking to Stripe when Temporal gives up on it at that limit; a dead worker's
+ * attempt is given up after the heartbeat timeout. After ten minutes of failed
  * attempts the outcome counts as unknown and the saga compensates; the refund resolves it.
  */
 export const PAYMENT_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '60s',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   scheduleToCloseTimeout: '10m',
   retry: RETRY_FOREVER,
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -29,5 +38,6 @@ export const PAYMENT_ACTIVITY_OPTIONS: ActivityOptions = {
 /** Compensations retry until they succeed, with a bounded interval; only a final failure stops them. */
 export const COMPENSATION_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '60s',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { ...RETRY_FOREVER, maximumInterval: '1m' },
 };

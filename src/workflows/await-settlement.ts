@@ -3,6 +3,7 @@ import type { OrderActivities } from '../activities/index.js';
 import type { ChargeOutcome, ChargeResult, PendingCharge } from '../activities/types.js';
 import { ActivityId } from '../domain/activity-ids.js';
 import type { PaymentEvent } from '../domain/payment-event.js';
+import { HEARTBEAT_TIMEOUT } from './activity-options.js';
 
 /**
  * The settlement reads Stripe (and, past the deadline, cancels under its own key). It is retried
@@ -10,6 +11,7 @@ import type { PaymentEvent } from '../domain/payment-event.js';
  */
 const settlement = proxyActivities<OrderActivities>({
   startToCloseTimeout: '60s',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 });

@@ -5,8 +5,8 @@ import { formatChaosSummary } from '../../src/chaos/summary.js';
 /**
  * The short chaos run: 100 orders through two worker processes while every kind of fault
  * strikes for 20 s, then every order must have ended and I1–I7 must hold. A SIGKILLed worker's
- * activity is retried only after its start-to-close timeout (60 s for the charge), so the run
- * allows 90 s after the faults for the last orders to end.
+ * activity is retried once its heartbeat timeout (10 s) passes, after a backoff; the run allows
+ * 90 s after the faults for the last orders to end.
  */
 describe('chaos run', () => {
   it('ends every order with no invariant broken, whatever was killed, dropped, terminated or reset', async () => {

@@ -12,8 +12,8 @@ import { SagaHistory } from '../support/workflow-history.js';
 /**
  * Rows 4 and 5 on the forward path: the worker process SIGKILLs itself inside the charge or
  * the allocation, after its side effect and before it reports completion; a fresh worker
- * process picks up Temporal's retry. Each test has its own database, emulator and task queue,
- * so the tests wait out their start-to-close timeouts side by side.
+ * process picks up Temporal's retry once the dead worker's heartbeats stop. Each test has its own
+ * database, emulator and task queue, so the tests wait out their heartbeat timeouts side by side.
  */
 const harnesses: SagaHarness[] = [];
 afterAll(async () => {
@@ -58,7 +58,11 @@ describe.concurrent('failure matrix rows 4 and 5: the worker is killed inside a 
       // Read before any check touches Stripe: the saga's own requests only.
       const counters = harness.emulator.counters();
 
-      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.chargePayment)).toBe(2);
+      const history = await SagaHistory.of(run.handle);
+      expect(history.completedAttempt(ActivityId.chargePayment)).toBe(2);
+      // Temporal gave up on the dead worker's attempt when its heartbeats stopped, not a minute
+      // later at start-to-close.
+      expect(history.previousAttemptEnding(ActivityId.chargePayment)).toBe('HEARTBEAT');
       // The second attempt re-sent the charge under the first attempt's key; Stripe replayed it.
       expect(counters.requests).toBe(2);
       expect(counters.replays).toBe(1);
@@ -91,7 +95,9 @@ describe.concurrent('failure matrix rows 4 and 5: the worker is killed inside a 
     async () => {
       const { harness, run } = await crashDuringOrder('allocate.after-commit');
 
-      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.allocateStock)).toBe(2);
+      const history = await SagaHistory.of(run.handle);
+      expect(history.completedAttempt(ActivityId.allocateStock)).toBe(2);
+      expect(history.previousAttemptEnding(ActivityId.allocateStock)).toBe('HEARTBEAT');
       expect(harness.emulator.counters().requests).toBe(1);
       await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
     },

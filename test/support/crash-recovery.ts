@@ -9,9 +9,10 @@ import { withTimeout } from './with-timeout.js';
 import { endingOf, type SagaEnding } from './workflow-ending.js';
 
 /**
- * A killed worker never reports its activity; Temporal notices only when the attempt's
- * start-to-close timeout (30 s for Postgres steps, 60 s for Stripe steps and compensations)
- * runs out, and then retries it on whichever worker polls. Crash tests wait that long.
+ * A killed worker never reports its activity; Temporal notices when its heartbeats stop (the
+ * heartbeat timeout, 10 s) and then retries the attempt on whichever worker polls. The limits
+ * below still allow for the start-to-close timeouts (30 s for Postgres steps, 60 s for Stripe
+ * steps and compensations), so a worker that stopped heartbeating is not the only way to pass.
  */
 export const CRASH_TEST_TIMEOUT_MS = 420_000;
 const KILL_WAIT_MS = 120_000;

@@ -1,4 +1,5 @@
 import type { WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 
 type History = Awaited<ReturnType<WorkflowHandle['fetchHistory']>>;
 export type HistoryEvent = NonNullable<History['events']>[number];
@@ -39,6 +40,24 @@ export class SagaHistory {
     );
     if (!started?.activityTaskStartedEventAttributes || !completed) throw new Error(`activity '${activityId}' did not complete`);
     return started.activityTaskStartedEventAttributes.attempt ?? 1;
+  }
+
+  /**
+   * How the attempt before the completing one ended, as Temporal recorded it on the last
+   * ActivityTaskStarted: 'HEARTBEAT' when its worker stopped beating, 'START_TO_CLOSE' when the
+   * attempt ran out of time, 'failed' for an attempt that reported an error, null on attempt 1.
+   */
+  previousAttemptEnding(activityId: string): 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_CLOSE' | 'SCHEDULE_TO_START' | 'failed' | null {
+    const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
+    const started = this.events.find(
+      (event) => event.activityTaskStartedEventAttributes && eventIdOf(event.activityTaskStartedEventAttributes.scheduledEventId) === scheduledId,
+    );
+    const lastFailure = started?.activityTaskStartedEventAttributes?.lastFailure;
+    if (!lastFailure) return null;
+    const timeoutType = lastFailure.timeoutFailureInfo?.timeoutType;
+    if (timeoutType === null || timeoutType === undefined) return 'failed';
+    const name = temporal.api.enums.v1.TimeoutType[timeoutType];
+    return name.replace(/^TIMEOUT_TYPE_/, '') as 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_CLOSE' | 'SCHEDULE_TO_START';
   }
 
   /** The event ID of the activity's ActivityTaskCompleted. */
