@@ -143,6 +143,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       lastEnding = Date.now();
     });
 
+    const resetsPlanned = Math.floor(options.orders / ORDERS_PER_RESET);
     const killRandom = randomFor(2);
     const terminateRandom = randomFor(3);
     const faultLoops = Promise.all([
@@ -160,7 +161,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         return terminated;
       })(),
       runResets({
-        count: Math.floor(options.orders / ORDERS_PER_RESET),
+        count: resetsPlanned,
         deadline,
         random: randomFor(4),
         orders: mix.orders,
@@ -223,7 +224,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         workerKills: fleetCounts.killed,
         backendTerminations,
         resets: resets.filter((reset) => reset.ok).length,
-        resetsPlanned: Math.floor(options.orders / ORDERS_PER_RESET),
+        resetsPlanned,
         resetsFailed: resets.filter((reset) => !reset.ok).length,
       },
       resets,

@@ -29,12 +29,18 @@ export class SagaHistory {
     return matching[0] as HistoryEvent;
   }
 
+  /** The activity's ActivityTaskStarted: Temporal records only the last attempt's. */
+  private lastStarted(activityId: string): HistoryEvent | undefined {
+    const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
+    return this.events.find(
+      (event) => event.activityTaskStartedEventAttributes && eventIdOf(event.activityTaskStartedEventAttributes.scheduledEventId) === scheduledId,
+    );
+  }
+
   /** The attempt that finished the activity (Temporal records only the last attempt's start). */
   completedAttempt(activityId: string): number {
     const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
-    const started = this.events.find(
-      (event) => event.activityTaskStartedEventAttributes && eventIdOf(event.activityTaskStartedEventAttributes.scheduledEventId) === scheduledId,
-    );
+    const started = this.lastStarted(activityId);
     const completed = this.events.some(
       (event) => event.activityTaskCompletedEventAttributes && eventIdOf(event.activityTaskCompletedEventAttributes.scheduledEventId) === scheduledId,
     );
@@ -48,11 +54,7 @@ export class SagaHistory {
    * attempt ran out of time, 'failed' for an attempt that reported an error, null on attempt 1.
    */
   previousAttemptEnding(activityId: string): 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_CLOSE' | 'SCHEDULE_TO_START' | 'failed' | null {
-    const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
-    const started = this.events.find(
-      (event) => event.activityTaskStartedEventAttributes && eventIdOf(event.activityTaskStartedEventAttributes.scheduledEventId) === scheduledId,
-    );
-    const lastFailure = started?.activityTaskStartedEventAttributes?.lastFailure;
+    const lastFailure = this.lastStarted(activityId)?.activityTaskStartedEventAttributes?.lastFailure;
     if (!lastFailure) return null;
     const timeoutType = lastFailure.timeoutFailureInfo?.timeoutType;
     if (timeoutType === null || timeoutType === undefined) return 'failed';
