@@ -1,4 +1,4 @@
-import type { AllocateStockInput, ChargePaymentInput, ChargeResult, RecordOrderInput } from '../src/activities/types.js';
+import type { AuthorizePaymentInput, Capture, CapturePaymentInput, HeldPayment, RecordOrderInput, ReserveStockInput } from '../src/activities/types.js';
 
 /**
  * The saga's forward activities with their signatures and no I/O: the baseline workflow's
@@ -9,16 +9,21 @@ export function createBaselineActivities() {
     recordOrder(_input: RecordOrderInput): Promise<void> {
       return Promise.resolve();
     },
-    chargePayment(input: ChargePaymentInput): Promise<ChargeResult> {
+    reserveStock(_input: ReserveStockInput): Promise<{ replayed: boolean }> {
+      return Promise.resolve({ replayed: false });
+    },
+    authorizePayment(input: AuthorizePaymentInput): Promise<HeldPayment> {
       return Promise.resolve({
         paymentIntentId: `pi_baseline_${input.order.orderId}`,
         amount: input.order.amount,
         currency: input.order.currency,
-        status: 'succeeded',
+        status: 'requires_capture',
+        captureBefore: Math.floor(Date.now() / 1000) + 7 * 24 * 60 * 60,
+        captureWithinMs: 7 * 24 * 60 * 60 * 1000 - 60 * 60 * 1000,
       });
     },
-    allocateStock(_input: AllocateStockInput): Promise<{ replayed: boolean }> {
-      return Promise.resolve({ replayed: false });
+    capturePayment(input: CapturePaymentInput): Promise<Capture> {
+      return Promise.resolve({ paymentIntentId: input.hold.paymentIntentId, amountCaptured: input.hold.amount, currency: input.hold.currency, status: 'succeeded' });
     },
     confirmOrder(_input: { orderId: string }): Promise<void> {
       return Promise.resolve();

@@ -1,22 +1,26 @@
-import { proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { ActivityId } from '../src/domain/activity-ids.js';
 import type { OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult, OrderStatus } from '../src/domain/order-result.js';
-import { FORWARD_ACTIVITY_OPTIONS, PAYMENT_ACTIVITY_OPTIONS } from '../src/workflows/activity-options.js';
+import { CAPTURE_ACTIVITY_OPTIONS, FORWARD_ACTIVITY_OPTIONS, PAYMENT_ACTIVITY_OPTIONS } from '../src/workflows/activity-options.js';
+import { HOLD_THEN_CAPTURE_PATCH } from '../src/workflows/patches.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-attributes.js';
 import type { BaselineActivities } from './baseline-activities.js';
 
-const forward = proxyActivities<BaselineActivities>(FORWARD_ACTIVITY_OPTIONS);
-const payments = proxyActivities<BaselineActivities>(PAYMENT_ACTIVITY_OPTIONS);
+const forward = proxyActivities<Pick<BaselineActivities, 'recordOrder' | 'reserveStock' | 'confirmOrder'>>(FORWARD_ACTIVITY_OPTIONS);
+const authorization = proxyActivities<Pick<BaselineActivities, 'authorizePayment'>>(PAYMENT_ACTIVITY_OPTIONS);
+const capture = proxyActivities<Pick<BaselineActivities, 'capturePayment'>>(CAPTURE_ACTIVITY_OPTIONS);
 
 /**
- * The benchmark's ceiling: the saga's success path as Temporal sees it (the same four
- * activities with the same IDs and options, the same search-attribute upserts and details)
- * over activities that do nothing. Whatever it cannot exceed, the saga cannot either.
- * Bundled on its own by the benchmark; it never ships in the production bundle.
+ * The benchmark's ceiling: the saga's success path as Temporal sees it (the patch marker, the
+ * same five activities with the same IDs and options, the capture raced against its deadline
+ * timer, the same search-attribute upserts and details) over activities that do nothing.
+ * Whatever it cannot exceed, the saga cannot either. Bundled on its own by the benchmark; it
+ * never ships in the production bundle.
  */
 export async function baselineSaga(order: OrderInput): Promise<OrderResult> {
   const { workflowId, originalExecutionRunId: originalRunId } = workflowInfo();
+  patched(HOLD_THEN_CAPTURE_PATCH);
   const status = (value: OrderStatus) => {
     upsertSearchAttributes([{ key: OrderStatusAttribute, value }]);
   };
@@ -28,20 +32,36 @@ export async function baselineSaga(order: OrderInput): Promise<OrderResult> {
   setCurrentDetails(`**recording-order** · order ${order.orderId}`);
   await forward.recordOrder.executeWithOptions({ activityId: ActivityId.recordOrder, summary: 'record order' }, [{ order, workflowId }]);
 
-  setCurrentDetails(`**charging** · order ${order.orderId}`);
-  const charge = await payments.chargePayment.executeWithOptions({ activityId: ActivityId.chargePayment, summary: 'charge' }, [
-    { order, workflowId, originalRunId },
-  ]);
-  status('paid');
-
-  setCurrentDetails(`**allocating-stock** · order ${order.orderId}`);
-  await forward.allocateStock.executeWithOptions({ activityId: ActivityId.allocateStock, summary: 'allocate' }, [
+  setCurrentDetails(`**reserving-stock** · order ${order.orderId}`);
+  await forward.reserveStock.executeWithOptions({ activityId: ActivityId.reserveStock, summary: 'reserve' }, [
     { orderId: order.orderId, sku: order.sku, quantity: order.quantity, originalRunId },
   ]);
-  status('allocated');
+  status('reserved');
+
+  setCurrentDetails(`**authorizing** · order ${order.orderId}`);
+  const hold = await authorization.authorizePayment.executeWithOptions({ activityId: ActivityId.authorizePayment, summary: 'authorize' }, [
+    { order, workflowId, originalRunId },
+  ]);
+  status('authorized');
+
+  setCurrentDetails(`**capturing** · order ${order.orderId}`);
+  const attempt = new CancellationScope();
+  const capturing = attempt.run(() =>
+    capture.capturePayment.executeWithOptions({ activityId: ActivityId.capturePayment, summary: 'capture' }, [
+      { orderId: order.orderId, workflowId, originalRunId, hold },
+    ]),
+  );
+  let ended = false;
+  void capturing.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  await CancellationScope.nonCancellable(() => condition(() => ended, hold.captureWithinMs, { summary: 'capture deadline' }));
+  const captured = await capturing;
+  status('paid');
 
   setCurrentDetails(`**confirming** · order ${order.orderId}`);
   await forward.confirmOrder.executeWithOptions({ activityId: ActivityId.confirmOrder, summary: 'confirm' }, [{ orderId: order.orderId }]);
   status('completed');
-  return { status: 'completed', orderId: order.orderId, paymentIntentId: charge.paymentIntentId, refundId: null, reason: null };
+  return { status: 'completed', orderId: order.orderId, paymentIntentId: captured.paymentIntentId, refundId: null, reason: null };
 }

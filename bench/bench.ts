@@ -150,7 +150,7 @@ async function main(): Promise<void> {
 
     say('ledger microbenchmarks');
     const ledger = await runLedgerMicro({ databaseUrl: db.url, ...plan.ledger });
-    say('charge replay cost');
+    say('capture replay cost');
     const replay = await proveReplayCost({ databaseUrl: db.url, emulator, stripeKey: STRIPE_KEY, replays: plan.replays });
 
     const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, db, server });
@@ -347,7 +347,7 @@ async function assemble(parts: {
       met: ledger.firstWriteOverPlain <= 1.5,
     },
     {
-      name: 'replay of a completed charge key',
+      name: 'replay of a completed capture key',
       goal: 'one indexed read, no Stripe call',
       measured: `${replay.replay.stripeRequests} Stripe requests; ${replay.replay.roundTrips} statement(s), ${replay.replay.transactions} transaction(s): ${replay.replay.statements.map((s) => s.slice(0, 48)).join(' / ')}…`,
       met: replayIsOneIndexedRead,

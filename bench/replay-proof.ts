@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../src/activities/index.js';
+import type { AuthorizationOutcome } from '../src/activities/types.js';
 import { createPool } from '../src/db/pool.js';
 import { ActivityId } from '../src/domain/activity-ids.js';
 import type { OrderInput } from '../src/domain/order-input.js';
@@ -28,10 +29,10 @@ export interface ReplayProof {
 }
 
 /**
- * Runs the real `chargePayment` activity once, then again and again for the same completed
- * key, as Temporal would after a worker died between recording the charge and reporting it,
- * and counts what each replay costs: Stripe requests (from the emulator's own counter) and
- * statements sent to PostgreSQL.
+ * Runs the real `capturePayment` activity (the step where money moves and the ledger books it)
+ * once on a real hold, then again and again for the same completed key, as Temporal would after
+ * a worker died between recording the capture and reporting it, and counts what each replay
+ * costs: Stripe requests (from the emulator's own counter) and statements sent to PostgreSQL.
  */
 export async function proveReplayCost(options: {
   databaseUrl: string;
@@ -43,10 +44,9 @@ export async function proveReplayCost(options: {
   const counter = countQueries(pool);
   const stripe = createStripeClient({ secretKey: options.stripeKey, apiBase: options.emulator.url });
   const activities = createActivities({ db: pool, stripe });
-  const environment = new MockActivityEnvironment(
-    { activityId: ActivityId.chargePayment, activityType: 'chargePayment' },
-    { logger: new DefaultLogger('WARN') },
-  );
+  const logger = new DefaultLogger('WARN');
+  const authorizing = new MockActivityEnvironment({ activityId: ActivityId.authorizePayment, activityType: 'authorizePayment' }, { logger });
+  const environment = new MockActivityEnvironment({ activityId: ActivityId.capturePayment, activityType: 'capturePayment' }, { logger });
   const order: OrderInput = {
     orderId: 'replay-proof-1',
     customerId: 'cust-bench',
@@ -56,9 +56,13 @@ export async function proveReplayCost(options: {
     sku: 'bench-sku-0',
     quantity: 1,
   };
-  const input = { order, workflowId: 'order-payment-replay-proof-1', originalRunId: randomUUID() };
+  const workflowId = 'order-payment-replay-proof-1';
+  const originalRunId = randomUUID();
   try {
-    await recordOrder(pool, order, input.workflowId);
+    await recordOrder(pool, order, workflowId);
+    const hold: AuthorizationOutcome = await authorizing.run(activities.authorizePayment, { order, workflowId, originalRunId });
+    if (hold.status !== 'requires_capture') throw new Error(`replay proof: the authorization answered ${hold.status}`);
+    const input = { orderId: order.orderId, workflowId, originalRunId, hold };
     const measure = async (calls: number) => {
       const stripeBefore = options.emulator.counters().requests;
       const queriesBefore = counter.read();
@@ -67,7 +71,7 @@ export async function proveReplayCost(options: {
       let statements: string[] = [];
       for (let i = 0; i < calls; i++) {
         const t0 = performance.now();
-        await environment.run(activities.chargePayment, input);
+        await environment.run(activities.capturePayment, input);
         times.push((performance.now() - t0) * 1000);
         if (i === 0) statements = recording.stop();
       }
@@ -86,8 +90,8 @@ export async function proveReplayCost(options: {
     const replay = await measure(options.replays);
     const plan = await pool.query<{ 'QUERY PLAN': string }>(
       `explain (analyze, costs off, timing off, summary off)
-       select state, result from activity_idempotency where scope = 'stripe.charge' and idempotency_key = $1`,
-      [deriveIdempotencyKey({ runId: input.originalRunId, activityId: ActivityId.chargePayment })],
+       select state, result from activity_idempotency where scope = 'stripe.capture' and idempotency_key = $1`,
+      [deriveIdempotencyKey({ runId: originalRunId, activityId: ActivityId.capturePayment })],
     );
     return {
       firstCall,

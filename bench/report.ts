@@ -95,7 +95,7 @@ export function markdownReport(result: BenchResult): string {
     `| idempotent posting, first write | ${fixed(l.idempotentFirstWrite.microseconds, 0)} | ${fixed(l.idempotentFirstWrite.roundTrips)} | ${fixed(l.firstWriteOverPlain, 2)}× |`,
     `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
     '',
-    `Charge replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
+    `Capture replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
     '',
     '| target | goal | measured | met |',
     '| --- | --- | --- | --- |',

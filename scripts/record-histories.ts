@@ -1,14 +1,16 @@
 /**
  * Regenerates the workflow histories the replay test (test/replay/histories.test.ts) replays:
- * one run of each path the saga can take, against real components started here and thrown away
- * afterwards — a Temporal dev server (the `temporal` CLI from TEMPORAL_CLI, PATH or
- * .tools/venv), a Stripe emulator, and a temporary database on the local PostgreSQL
+ * one run of each path the hold-then-capture saga can take, against real components started
+ * here and thrown away afterwards — a Temporal dev server (the `temporal` CLI from TEMPORAL_CLI,
+ * PATH or .tools/venv), a Stripe emulator, and a temporary database on the local PostgreSQL
  * (TEST_DATABASE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres).
  *
- *   npm run record-histories [-- --out test/fixtures/histories]
+ *   npm run record-histories [-- --out test/fixtures/histories/hold-then-capture]
  *
  * Record again after an intended workflow change that is deployed with a versioning strategy;
- * an unintended change shows up as a failing replay test instead.
+ * an unintended change shows up as a failing replay test instead. The charge-first histories in
+ * test/fixtures/histories/charge-first/ were recorded before the hold-then-capture change and are
+ * never recorded again: they are what executions still on that shape look like.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,13 +34,20 @@ import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
 import type { orderPaymentSaga } from '../src/workflows/index.js';
 import { createTestDatabase } from '../test/support/database.js';
 
-const DEFAULT_OUT = fileURLToPath(new URL('../test/fixtures/histories', import.meta.url));
+const DEFAULT_OUT = fileURLToPath(new URL('../test/fixtures/histories/hold-then-capture', import.meta.url));
 const TASK_QUEUE = 'record-histories';
 const STOCK = 10;
 
 /** The paths the replay test must cover; each file is named after its path. */
-const PATHS = ['completed', 'declined', 'compensated', 'cancelled'] as const;
-type SagaPath = (typeof PATHS)[number];
+const HOLD_THEN_CAPTURE_PATHS = [
+  'completed',
+  'declined',
+  'out-of-stock',
+  'cancelled-before-capture',
+  'cancelled-after-capture',
+  'authorized-after-webhook',
+] as const;
+type SagaPath = (typeof HOLD_THEN_CAPTURE_PATHS)[number];
 
 type Handle = WorkflowHandle<typeof orderPaymentSaga>;
 
@@ -50,7 +59,7 @@ interface Scenario {
 
 function order(orderPath: SagaPath, overrides: Partial<OrderInput> = {}): OrderInput {
   return {
-    orderId: `history-${orderPath}`,
+    orderId: `hold-${orderPath}`,
     customerId: 'cust-history',
     amount: 2500,
     currency: 'usd',
@@ -66,30 +75,43 @@ async function expectStatus(handle: Handle, status: OrderResult['status']): Prom
   if (result.status !== status) throw new Error(`expected ${status}, got ${JSON.stringify(result)}`);
 }
 
+/** Cancels the run while Stripe holds the request at `path`, then expects it to end cancelled. */
+async function cancelWhileStripeWorks(handle: Handle, emulator: StripeEmulator, orderId: string, path: string): Promise<void> {
+  const before = emulator.counters().faults.latency;
+  emulator.addFault({ kind: 'latency', method: 'POST', path, orderId, latencyMs: 1500 });
+  while (emulator.counters().faults.latency === before) await sleep(10);
+  await handle.cancel();
+  try {
+    await handle.result();
+  } catch (error) {
+    if (error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure) return;
+    throw error;
+  }
+  throw new Error('expected the cancelled run to end cancelled, but it returned');
+}
+
 const SCENARIOS: Record<SagaPath, Scenario> = {
   completed: { order: order('completed'), run: (handle) => expectStatus(handle, 'completed') },
   declined: {
     order: order('declined', { paymentMethod: 'pm_card_visa_chargeDeclinedInsufficientFunds' }),
     run: (handle) => expectStatus(handle, 'declined'),
   },
-  // More than the stock: the charge succeeds, the allocation fails, the saga refunds.
-  compensated: { order: order('compensated', { quantity: STOCK + 1 }), run: (handle) => expectStatus(handle, 'compensated') },
-  cancelled: {
-    order: order('cancelled'),
-    async run(handle, emulator) {
-      // Cancelled while Stripe is still executing the charge: the saga waits for it, then compensates.
-      const before = emulator.counters().faults.latency;
-      emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: 'history-cancelled', latencyMs: 1500 });
-      while (emulator.counters().faults.latency === before) await sleep(10);
-      await handle.cancel();
-      try {
-        await handle.result();
-      } catch (error) {
-        if (error instanceof WorkflowFailedError && error.cause instanceof CancelledFailure) return;
-        throw error;
-      }
-      throw new Error('expected the cancelled run to end cancelled, but it returned');
-    },
+  // More than the stock: the reservation fails before Stripe is called; nothing to void.
+  'out-of-stock': { order: order('out-of-stock', { quantity: STOCK + 1 }), run: (handle) => expectStatus(handle, 'compensated') },
+  // Cancelled while Stripe places the hold: the saga waits for it, then voids it.
+  'cancelled-before-capture': {
+    order: order('cancelled-before-capture'),
+    run: (handle, emulator) => cancelWhileStripeWorks(handle, emulator, 'hold-cancelled-before-capture', '/v1/payment_intents'),
+  },
+  // Cancelled while Stripe captures: the capture lands, then the saga refunds it.
+  'cancelled-after-capture': {
+    order: order('cancelled-after-capture'),
+    run: (handle, emulator) => cancelWhileStripeWorks(handle, emulator, 'hold-cancelled-after-capture', '/v1/payment_intents/:id/capture'),
+  },
+  // The card settles asynchronously: the saga waits (no webhooks here, so it rechecks), then captures.
+  'authorized-after-webhook': {
+    order: order('authorized-after-webhook', { paymentMethod: 'pm_card_async_success' }),
+    run: (handle) => expectStatus(handle, 'completed'),
   },
 };
 
@@ -119,12 +141,13 @@ async function main(): Promise<void> {
       connection: env.nativeConnection,
       namespace: 'default',
       taskQueue: TASK_QUEUE,
-      deps: { db: db.pool, stripe },
+      // The asynchronous path rechecks Stripe soon instead of waiting 15 minutes for a webhook.
+      deps: { db: db.pool, stripe, settlementRecheckMs: 1_000 },
       shutdownGraceTimeMs: 5_000,
     });
     await mkdir(out, { recursive: true });
     await worker.runUntil(async () => {
-      for (const name of PATHS) {
+      for (const name of HOLD_THEN_CAPTURE_PATHS) {
         const scenario = SCENARIOS[name];
         await setStock(db.pool, scenario.order.sku, STOCK);
         const { handle } = await startOrder(env.client, TASK_QUEUE, scenario.order);

@@ -28,11 +28,19 @@ export interface ActivityDeps {
    * is cancelled. Default 1 hour.
    */
   authenticationDeadlineMs?: number;
+  /**
+   * How long before Stripe's `capture_before` the saga stops trying to capture a hold and voids
+   * it instead. It covers the capture's own retries and any skew between our clock and Stripe's.
+   * Default 1 hour, against Stripe's 7-day window for online card payments.
+   */
+  captureMarginMs?: number;
 }
 
 export const DEFAULT_SETTLEMENT_RECHECK_MS = 15 * 60 * 1000;
 export const DEFAULT_PROCESSING_DEADLINE_MS = 7 * 24 * 60 * 60 * 1000;
 export const DEFAULT_AUTHENTICATION_DEADLINE_MS = 60 * 60 * 1000;
+
+export const DEFAULT_CAPTURE_MARGIN_MS = 60 * 60 * 1000;
 
 export const DEFAULT_STRIPE_KEY_RETENTION_MS = 23 * 60 * 60 * 1000;
 export const DEFAULT_KEY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;

@@ -4,31 +4,42 @@ import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
 import { allocateStock, releaseStock } from '../inventory/stock.js';
 import { setOrderStatus } from '../orders/orders.js';
 import { currentActivityKey } from './activity-key.js';
+import type { AllocateStockInput } from './charge-first/types.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
-import type { AllocateStockInput, ReleaseStockInput } from './types.js';
+import type { ReleaseStockInput, ReserveStockInput } from './types.js';
 
 export function createStockActivities(deps: ActivityDeps) {
-  /** Takes the order's units from stock once; too little stock is a final OutOfStock. */
-  async function allocateStockActivity(input: AllocateStockInput): Promise<{ replayed: boolean }> {
+  /** Takes the order's units from stock once, and moves the order on; too little stock is a final OutOfStock. */
+  async function takeStock(input: ReserveStockInput, status: 'reserved' | 'allocated'): Promise<{ replayed: boolean }> {
     const key = currentActivityKey(input.originalRunId);
-    const result = await mappingFailures(() =>
+    return mappingFailures(() =>
       withTransaction(deps.db, async (client) => {
-        const allocated = await allocateStock(client, {
-          idempotencyKey: key,
-          orderId: input.orderId,
-          sku: input.sku,
-          quantity: input.quantity,
-        });
-        await setOrderStatus(client, input.orderId, { status: 'allocated' });
-        return allocated;
+        const taken = await allocateStock(client, { idempotencyKey: key, orderId: input.orderId, sku: input.sku, quantity: input.quantity });
+        await setOrderStatus(client, input.orderId, { status });
+        return taken;
       }),
     );
+  }
+
+  /**
+   * Reserves the order's units before any money is touched: an order that cannot be filled never
+   * reaches Stripe. The reservation is the stock the confirmed order keeps.
+   */
+  async function reserveStock(input: ReserveStockInput): Promise<{ replayed: boolean }> {
+    const result = await takeStock(input, 'reserved');
+    failpoint('reserve.after-commit');
+    return result;
+  }
+
+  /** The charge-first shape's allocation, after the charge (runs that started on that shape). */
+  async function allocateStockActivity(input: AllocateStockInput): Promise<{ replayed: boolean }> {
+    const result = await takeStock(input, 'allocated');
     failpoint('allocate.after-commit');
     return result;
   }
 
-  /** Returns the allocation's units to stock, exactly once; a no-op if nothing was allocated. */
+  /** Returns the reservation's units to stock, exactly once; a no-op if nothing was reserved. */
   async function releaseStockActivity(input: ReleaseStockInput): Promise<{ released: number }> {
     const allocationKey = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.allocationActivityId });
     const releaseKey = currentActivityKey(input.originalRunId);
@@ -37,5 +48,5 @@ export function createStockActivities(deps: ActivityDeps) {
     return result;
   }
 
-  return { allocateStock: allocateStockActivity, releaseStock: releaseStockActivity };
+  return { reserveStock, allocateStock: allocateStockActivity, releaseStock: releaseStockActivity };
 }

@@ -1,4 +1,7 @@
 import type { OrderInput } from '../domain/order-input.js';
+import type { Capture, Hold, SettlingAuthorization } from '../payments/payment-protocol.js';
+
+export type { Capture, Hold, SettlingAuthorization } from '../payments/payment-protocol.js';
 
 /**
  * Every side-effecting activity receives the workflow's original execution run ID; with the
@@ -13,74 +16,97 @@ export interface RecordOrderInput {
   workflowId: string;
 }
 
-export interface ChargePaymentInput extends Keyed {
-  order: OrderInput;
-  workflowId: string;
-}
-
-export interface ChargeResult {
-  paymentIntentId: string;
-  amount: number;
-  currency: string;
-  status: 'succeeded';
-}
-
-/**
- * A charge Stripe accepted but has not settled: the PaymentIntent is `processing` (an
- * asynchronous payment method) or `requires_action` (waiting for the customer). Nothing is in
- * the ledger yet; the saga waits for the webhook, then settles it with `settlePayment`.
- */
-export interface PendingCharge {
-  paymentIntentId: string;
-  amount: number;
-  currency: string;
-  status: 'processing' | 'requires_action';
-  /** How long to wait for the webhook before asking Stripe (the worker's configuration). */
-  recheckAfterMs: number;
-}
-
-/** What the charge and the settlement answer: settled, or still settling. Declines are failures. */
-export type ChargeOutcome = ChargeResult | PendingCharge;
-
-export interface SettlePaymentInput extends Keyed {
-  orderId: string;
-  /** The charge being settled, named by its activity ID: the settlement records under its key. */
-  chargeActivityId: string;
-  /** What woke the saga: the webhook's event, or the end of its wait. For logs and the UI. */
-  trigger: { kind: 'webhook'; eventId: string } | { kind: 'recheck' };
-}
-
-export interface AllocateStockInput extends Keyed {
+export interface ReserveStockInput extends Keyed {
   orderId: string;
   sku: string;
   quantity: number;
 }
 
-export interface RefundPaymentInput extends Keyed {
-  orderId: string;
+export interface AuthorizePaymentInput extends Keyed {
+  order: OrderInput;
   workflowId: string;
-  /** The charge this refund compensates, named by its activity ID (its key's other half). */
-  chargeActivityId: string;
 }
 
-export interface RefundResult {
-  /** Null when there was nothing to refund: the charge never happened. */
+/** A hold ready to capture, and until when the saga may try. */
+export interface HeldPayment extends Hold {
+  /**
+   * How long, from this answer, the saga may try to capture: until `capture_before` less the
+   * worker's capture margin. Past it the saga stops trying and voids the hold instead
+   * (AuthorizationExpired). Measured by the activity, so the workflow needs no clock of its own.
+   */
+  captureWithinMs: number;
+}
+
+/** An authorization still settling, and how long to wait for its webhook before asking Stripe. */
+export interface PendingAuthorization extends SettlingAuthorization {
+  recheckAfterMs: number;
+}
+
+/** What the authorization and its settlement answer: held, or still settling. Declines are failures. */
+export type AuthorizationOutcome = HeldPayment | PendingAuthorization;
+
+export interface SettleAuthorizationInput extends Keyed {
+  orderId: string;
+  /** The authorization being settled, named by its activity ID: the settlement records under its key. */
+  authorizationActivityId: string;
+  /** What woke the saga: the webhook's event, or the end of its wait. For logs and the UI. */
+  trigger: { kind: 'webhook'; eventId: string } | { kind: 'recheck' };
+}
+
+export interface CapturePaymentInput extends Keyed {
+  orderId: string;
+  workflowId: string;
+  hold: Hold;
+}
+
+export type CaptureResult = Capture;
+
+export interface VoidAuthorizationInput extends Keyed {
+  orderId: string;
+  workflowId: string;
+  /** The authorization this void compensates, named by its activity ID (its key's other half). */
+  authorizationActivityId: string;
+  /** The capture of the same hold: a hold it captured is not voided (the refund undoes it). */
+  captureActivityId: string;
+  /** Why the hold is released; Stripe's `cancellation_reason` follows from it. */
+  reason: 'cancelled' | 'failed' | 'expired';
+}
+
+export interface VoidResult {
+  /** The PaymentIntent released, or null when no authorization exists. */
+  paymentIntentId: string | null;
+  /**
+   * `voided`: this compensation released the hold; `lapsed`: Stripe had already let it expire;
+   * `nothing-held`: no authorization was made (declined, or never reached Stripe: its key is
+   * fenced); `captured`: the PaymentIntent was captured, so there is nothing to void (its refund
+   * is the other compensation's).
+   */
+  outcome: 'voided' | 'lapsed' | 'nothing-held' | 'captured';
+  /** How the authorization was known: from our records, or by asking Stripe. */
+  resolvedBy: 'records' | 'stripe';
+}
+
+export interface RefundCaptureInput extends Keyed {
+  orderId: string;
+  workflowId: string;
+  authorizationActivityId: string;
+  /** The capture this refund compensates, named by its activity ID. */
+  captureActivityId: string;
+}
+
+export interface RefundCaptureResult {
+  /** Null when nothing was captured, so nothing was refunded. */
   refundId: string | null;
   paymentIntentId: string | null;
   amount: number;
   currency: string | null;
-  /** How the charge's outcome was known: from our records, or by asking Stripe. */
-  resolvedBy: 'ledger' | 'stripe-search' | 'nothing-charged';
-}
-
-export interface RecordRefundInput extends Keyed {
-  orderId: string;
-  refund: RefundResult;
+  /** How the capture was known: from our records, by asking Stripe, or nothing was captured. */
+  resolvedBy: 'records' | 'stripe' | 'nothing-captured';
 }
 
 export interface ReleaseStockInput extends Keyed {
   orderId: string;
-  /** The allocation this release compensates, named by its activity ID. */
+  /** The reservation (or, in charge-first runs, the allocation) this release compensates. */
   allocationActivityId: string;
 }
 

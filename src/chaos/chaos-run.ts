@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { workflowIdForOrder } from '../domain/order-input.js';
 import { setStock } from '../inventory/stock.js';
 import { checkInvariants, type Violation } from '../reconcile/invariant-checker.js';
@@ -67,7 +67,13 @@ export interface ChaosReport {
   };
   resets: ResetOutcome[];
   retries: RetryCounts;
-  replays: { servedByStripe: number; chargesServedByLedger: number; refundsServedByLedger: number };
+  /** Answers given again under a key: by Stripe's saved response, or by our own records with no Stripe call. */
+  replays: {
+    servedByStripe: number;
+    servedByPostgres: { authorizations: number; captures: number; voids: number; refunds: number };
+  };
+  /** How the orders' money ended at Stripe, as the reconciliation counted it. */
+  money: { captured: number; voided: number; refunded: number };
   stripeRequests: number;
   workers: Pick<FleetCounts, 'started' | 'unexpectedExits' | 'exits'>;
   violations: Violation[];
@@ -79,7 +85,7 @@ export interface ChaosReport {
 /**
  * Runs `orders` concurrent orders through two worker processes while faults strike everywhere
  * (Stripe drops, 500s, 429s and latency; workers SIGKILLed; Postgres backends terminated;
- * workflows reset mid-flight), waits for every order to end, then checks I1–I7.
+ * workflows reset mid-flight), waits for every order to end, then checks I1–I8.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const say = options.say ?? (() => undefined);
@@ -188,7 +194,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await fleet.stop();
     const fleetCounts = fleet.counts();
 
-    say('checking invariants I1–I7');
+    say('checking invariants I1–I8');
     const orderIds = mix.orders.map(({ order }) => order.orderId);
     const stripe = createStripeClient({ secretKey: STRIPE_KEY, apiBase: emulator.url, maxNetworkRetries: 2 });
     const [report, statuses, retries] = await Promise.all([
@@ -199,12 +205,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     const statusOf = new Map(statuses.rows.map((row) => [row.order_id, row.status]));
     const outcomes: Record<string, number> = {};
-    const outcomesByIntent: ChaosReport['outcomesByIntent'] = { success: {}, decline: {}, scarce: {} };
+    const outcomesByIntent: ChaosReport['outcomesByIntent'] = { success: {}, decline: {}, scarce: {}, cancel: {} };
     const unfinished: ChaosReport['unfinished'] = [];
     for (const { order, intent } of mix.orders) {
       const ending = endings.get(order.orderId);
       const status = statusOf.get(order.orderId) ?? 'never recorded';
-      const outcome = ending && TERMINAL.has(status) ? status : 'unfinished';
+      // Cancelled before it recorded the order: nothing began, so nothing is owed or undone.
+      const cancelledUnbegun = ending?.kind === 'closed' && ending.status === 'CANCELLED' && !statusOf.has(order.orderId);
+      const outcome = cancelledUnbegun ? 'cancelled before it began' : ending && TERMINAL.has(status) ? status : 'unfinished';
       if (outcome === 'unfinished') unfinished.push({ orderId: order.orderId, status: ending ? status : `${status}, workflow still running` });
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       outcomesByIntent[intent][outcome] = (outcomesByIntent[intent][outcome] ?? 0) + 1;
@@ -231,8 +239,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       retries,
       replays: {
         servedByStripe: counters.replays,
-        chargesServedByLedger: fleetCounts.messages.chargeAnsweredFromLedger,
-        refundsServedByLedger: fleetCounts.messages.refundAnsweredFromLedger,
+        servedByPostgres: {
+          authorizations: fleetCounts.messages.authorizationsAnsweredFromPostgres,
+          captures: fleetCounts.messages.capturesAnsweredFromPostgres,
+          voids: fleetCounts.messages.voidsAnsweredFromPostgres,
+          refunds: fleetCounts.messages.refundsAnsweredFromPostgres,
+        },
+      },
+      money: {
+        captured: report.orders.reduce((sum, order) => sum + order.charges, 0),
+        voided: report.orders.reduce((sum, order) => sum + order.voids, 0),
+        refunded: report.orders.reduce((sum, order) => sum + order.refunds, 0),
       },
       stripeRequests: counters.requests,
       workers: { started: fleetCounts.started, unexpectedExits: fleetCounts.unexpectedExits, exits: fleetCounts.exits },
@@ -271,8 +288,9 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
       const { order } = next;
       for (let attempt = 1; attempt <= 5; attempt++) {
         try {
-          const { workflowId } = await startOrder(client, taskQueue, order);
+          const { workflowId, handle } = await startOrder(client, taskQueue, order);
           started.add(order.orderId);
+          if (next.cancelAfterMs !== undefined) void cancelLater(handle, next.cancelAfterMs);
           waits.push(
             waitForEnding(client, workflowId).then(
               (ending) => void endings.set(order.orderId, ending),
@@ -289,6 +307,20 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
   return Promise.all(Array.from({ length: START_CONCURRENCY }, starter)).then(async () => {
     await Promise.all(waits);
   });
+}
+
+/** Cancels an order's workflow after `ms`, as a customer would; a cancel that finds the run over is a no-op. */
+async function cancelLater(handle: { cancel(): Promise<unknown> }, ms: number): Promise<void> {
+  await sleep(ms);
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    try {
+      await handle.cancel();
+      return;
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return;
+      await sleep(500 * attempt);
+    }
+  }
 }
 
 /** Runs `act` at seeded intervals within `[min, max]` ms until `until`. */

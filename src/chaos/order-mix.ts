@@ -1,11 +1,13 @@
 import type { OrderInput } from '../domain/order-input.js';
 
 /** What an order is built to meet. Faults may still change where it ends. */
-export type OrderIntent = 'success' | 'decline' | 'scarce';
+export type OrderIntent = 'success' | 'decline' | 'scarce' | 'cancel';
 
 export interface ChaosOrder {
   order: OrderInput;
   intent: OrderIntent;
+  /** For `cancel`: how long after its start the run cancels the order (it lands before, during or after the capture). */
+  cancelAfterMs?: number;
 }
 
 export interface OrderMix {
@@ -19,21 +21,26 @@ const PLENTIFUL_SKUS = 8;
 const ORDERS_PER_SCARCE_SKU = 8;
 const UNITS_PER_SCARCE_SKU = 4;
 
+/** The longest a cancelled order runs before its cancel: long enough for some to be captured first. */
+const MAX_CANCEL_AFTER_MS = 3_000;
+
 /**
- * The run's orders, from its seed: about 70% that should complete, 15% declined by the card
- * (Stripe's `pm_card_visa_chargeDeclined`), and 15% racing for scarce SKUs, where the losers
- * are charged, find no stock and are refunded.
+ * The run's orders, from its seed: about 65% that should complete, 15% declined by the card
+ * (Stripe's `pm_card_visa_chargeDeclined`), 12% racing for scarce SKUs, where the losers find no
+ * stock to reserve and never reach Stripe, and 8% cancelled while they run, so that some holds
+ * are voided (cancelled before the capture) and some captures refunded (after it).
  */
 export function buildOrderMix(count: number, runTag: string, random: () => number): OrderMix {
-  const scarceSkus = Math.max(1, Math.ceil((count * 0.15) / ORDERS_PER_SCARCE_SKU));
+  const scarceSkus = Math.max(1, Math.ceil((count * 0.12) / ORDERS_PER_SCARCE_SKU));
   const orders: ChaosOrder[] = [];
   for (let index = 0; index < count; index++) {
     const draw = random();
-    const intent: OrderIntent = draw < 0.7 ? 'success' : draw < 0.85 ? 'decline' : 'scarce';
+    const intent: OrderIntent = draw < 0.65 ? 'success' : draw < 0.8 ? 'decline' : draw < 0.92 ? 'scarce' : 'cancel';
     const sku =
       intent === 'scarce' ? `chaos-scarce-${Math.floor(random() * scarceSkus)}` : `chaos-sku-${Math.floor(random() * PLENTIFUL_SKUS)}`;
     orders.push({
       intent,
+      ...(intent === 'cancel' && { cancelAfterMs: Math.floor(random() * MAX_CANCEL_AFTER_MS) }),
       order: {
         orderId: `chaos-${runTag}-${index}`,
         customerId: `cust-${Math.floor(random() * 1000)}`,

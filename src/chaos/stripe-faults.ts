@@ -3,7 +3,8 @@ import type { FaultRuleInput, StripeEmulator } from '../stripe-emulator/index.js
 /**
  * The run's Stripe faults, each with its own seed derived from the run's so a run can be
  * replayed: 20% of writes commit and lose their response; 5% of requests fail before they
- * execute (half 500, half 429); and latency jitter on a share of the rest.
+ * execute (half 500, half 429); and latency jitter on a share of the rest. Every rule covers every
+ * endpoint (`/v1/**`): the authorization, the capture, the void (cancel) and the refund alike.
  */
 export function stripeFaultRules(seed: number): FaultRuleInput[] {
   return [

@@ -1,12 +1,13 @@
 import type { ChaosReport } from './chaos-run.js';
 
-const OUTCOME_ORDER = ['completed', 'declined', 'compensated', 'needs_review', 'unfinished'];
+const OUTCOME_ORDER = ['completed', 'declined', 'compensated', 'cancelled before it began', 'needs_review', 'unfinished'];
 
 /** The run in a dozen lines, for a person reading a terminal or a CI log. */
 export function formatChaosSummary(report: ChaosReport): string {
   const o = report.options;
   const f = report.faults;
   const r = report.retries;
+  const postgres = report.replays.servedByPostgres;
   const outcomes = Object.entries(report.outcomes)
     .sort(([a], [b]) => rank(a) - rank(b))
     .map(([outcome, count]) => `${outcome} ${count}`)
@@ -14,12 +15,13 @@ export function formatChaosSummary(report: ChaosReport): string {
   const lines = [
     `chaos run: ${o.orders} orders, ${o.workers} workers, seed ${o.seed}; faults for ${o.durationSeconds} s; the last order ended after ${report.seconds.orders} s (${report.seconds.total} s in all)`,
     `orders      ${outcomes}`,
-    `  by intent ${(['success', 'decline', 'scarce'] as const)
+    `  by intent ${(['success', 'decline', 'scarce', 'cancel'] as const)
       .map((intent) => `${intent}: ${Object.entries(report.outcomesByIntent[intent]).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`)
       .join(' | ')}`,
     `faults      Stripe responses dropped after commit ${f.responsesDropped} · Stripe 500s ${f.failed500} · 429s ${f.failed429} · delayed ${f.delayed} · workers SIGKILLed ${f.workerKills} · Postgres backends terminated ${f.backendTerminations} · workflow resets ${f.resets} of ${f.resetsPlanned}${f.resetsFailed > 0 ? ` (+${f.resetsFailed} refused)` : ''}`,
     `retries     activity retries ${r.activityRetries} over ${r.activitiesRetried} activities (workflow histories) · keyed Stripe intents re-attempted ${r.keyedReattempts} times over ${r.keyedIntents} keys (activity_idempotency)`,
-    `replays     served by Stripe ${report.replays.servedByStripe} · served by the ledger ${report.replays.chargesServedByLedger + report.replays.refundsServedByLedger} (charges ${report.replays.chargesServedByLedger}, refunds ${report.replays.refundsServedByLedger}) · Stripe requests ${report.stripeRequests}`,
+    `payments    captured ${report.money.captured} · holds voided ${report.money.voided} (free) · refunded ${report.money.refunded} (captured, then undone)`,
+    `replays     served by Stripe ${report.replays.servedByStripe} · served by Postgres without Stripe ${postgres.authorizations + postgres.captures + postgres.voids + postgres.refunds} (authorizations ${postgres.authorizations}, captures ${postgres.captures}, voids ${postgres.voids}, refunds ${postgres.refunds}) · Stripe requests ${report.stripeRequests}`,
     `workers     ${report.workers.started} processes started${report.workers.unexpectedExits > 0 ? ` · ${report.workers.unexpectedExits} exited unexpectedly` : ''}`,
     `violations  ${report.violations.length === 0 ? 'none' : String(report.violations.length)}`,
   ];

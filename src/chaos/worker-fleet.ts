@@ -11,8 +11,10 @@ const TAIL_LINES = 12;
 
 /** Log messages the fleet counts, as the activities write them. */
 const COUNTED_MESSAGES = {
-  'charge answered from the ledger; Stripe not called': 'chargeAnsweredFromLedger',
-  'refund answered from the ledger; Stripe not called': 'refundAnsweredFromLedger',
+  'authorization answered from Postgres; Stripe not called': 'authorizationsAnsweredFromPostgres',
+  'capture answered from Postgres; Stripe not called': 'capturesAnsweredFromPostgres',
+  'void answered from Postgres; Stripe not called': 'voidsAnsweredFromPostgres',
+  'refund answered from Postgres; Stripe not called': 'refundsAnsweredFromPostgres',
 } as const;
 
 export type CountedMessage = (typeof COUNTED_MESSAGES)[keyof typeof COUNTED_MESSAGES];
@@ -53,7 +55,7 @@ export class WorkerFleet {
     killed: 0,
     unexpectedExits: 0,
     exits: [],
-    messages: { chargeAnsweredFromLedger: 0, refundAnsweredFromLedger: 0 },
+    messages: { authorizationsAnsweredFromPostgres: 0, capturesAnsweredFromPostgres: 0, voidsAnsweredFromPostgres: 0, refundsAnsweredFromPostgres: 0 },
   };
   #stopping = false;
 

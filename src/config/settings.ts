@@ -75,6 +75,16 @@ const settlementSchema = z.object({
     .int('must be a whole number of milliseconds')
     .min(100, 'must be at least 100 ms')
     .optional(),
+  /**
+   * How long before a hold's `capture_before` the saga stops trying to capture it and voids it
+   * instead. Default 3600000 (1 hour) against Stripe's 7-day authorization window.
+   */
+  CAPTURE_MARGIN_MS: z.coerce
+    .number({ error: 'must be a number of milliseconds such as 3600000' })
+    .int('must be a whole number of milliseconds')
+    .min(0, 'must be 0 or more')
+    .max(6 * 24 * 60 * 60 * 1000, 'must leave at least a day of the 7-day authorization window (at most 518400000)')
+    .optional(),
 });
 
 export interface TemporalSettings {
@@ -119,10 +129,13 @@ export function loadStripeSettings(env: Env = process.env): StripeSettings {
   return { secretKey: parsed.STRIPE_SECRET_KEY, apiBase: parsed.STRIPE_API_BASE };
 }
 
-/** Worker-side settings of the asynchronous payment path; unset values keep the activities' defaults. */
-export function loadSettlementSettings(env: Env = process.env): { settlementRecheckMs?: number } {
+/** Worker-side settings of the payment's timing; unset values keep the activities' defaults. */
+export function loadSettlementSettings(env: Env = process.env): { settlementRecheckMs?: number; captureMarginMs?: number } {
   const parsed = parse(settlementSchema, env);
-  return parsed.SETTLEMENT_RECHECK_MS === undefined ? {} : { settlementRecheckMs: parsed.SETTLEMENT_RECHECK_MS };
+  return {
+    ...(parsed.SETTLEMENT_RECHECK_MS !== undefined && { settlementRecheckMs: parsed.SETTLEMENT_RECHECK_MS }),
+    ...(parsed.CAPTURE_MARGIN_MS !== undefined && { captureMarginMs: parsed.CAPTURE_MARGIN_MS }),
+  };
 }
 
 export function loadApiSettings(env: Env = process.env): ApiSettings {

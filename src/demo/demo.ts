@@ -54,8 +54,8 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
       emulator,
       untilStep: (orderId, step) => watcher.untilStep(workflowIdForOrder(orderId), step),
       untilActivityRunning: (orderId, activityType) => untilActivityRunning(client, workflowIdForOrder(orderId), activityType),
-      async cancel(orderId) {
-        say(`  ${new Date().toISOString().slice(11, 19)}  ${'cancel'.padEnd(labelWidth)}  cancelling ${orderId} while its charge is in flight`);
+      async cancel(orderId, when) {
+        say(`  ${new Date().toISOString().slice(11, 19)}  ${'cancel'.padEnd(labelWidth)}  cancelling ${orderId} ${when}`);
         await client.workflow.getHandle(workflowIdForOrder(orderId)).cancel();
       },
     };
@@ -76,7 +76,7 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
     const report = await checkInvariants({ db, stripe, orderIds });
     const money = new Map(report.orders.map((order) => [order.orderId, order]));
 
-    const problemsByScenario = new Map(scenarios.map((scenario) => [scenario, scenario.check(outcomes, faults)]));
+    const problemsByScenario = new Map(scenarios.map((scenario) => [scenario, scenario.check(outcomes, money, faults)]));
     const rows: OutcomeRow[] = runs.map(({ entry }, index) => {
       const outcome = outcomeList[index];
       if (!outcome) throw new Error(`no outcome for order ${entry.order.orderId}`);
@@ -93,11 +93,13 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
     say('Outcomes:');
     say(formatOutcomeTable(rows));
     const lost = faults.find((fault) => fault.kind === 'drop_response');
-    if (lost) say(`  (lost-response: Stripe's answer was dropped ${lost.fired}× and the charge retried under the same key)`);
+    if (lost) say(`  (lost-response: Stripe's answer to the capture was dropped ${lost.fired}× and the capture retried under the same key)`);
+    say('  (captured: money Stripe took; undone by: a void releases a hold for free, a refund returns captured money and Stripe keeps its fee)');
     say('');
     say(`Events: waiting (at most ${MESSAGE_FLOW_BOUND_MS / 1000} s) for the outbox to drain, the receipts consumer to apply it, and Stripe's webhooks to arrive`);
     const flowStarted = Date.now();
-    const expectsWebhooks = (orderId: string) => (money.get(orderId)?.charges ?? 0) > 0;
+    // Every order that reached Stripe gets its webhooks (the hold, the capture or the void).
+    const expectsWebhooks = (orderId: string) => (money.get(orderId)?.charges ?? 0) + (money.get(orderId)?.voids ?? 0) > 0;
     const flows = await waitForMessageFlow(db, orderIds, expectsWebhooks, MESSAGE_FLOW_BOUND_MS);
     const flowRows = flows.map((flow, index) => ({
       label: orders[index]?.label ?? '',
@@ -122,7 +124,7 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
     for (const problem of expectationProblems) say(`expectation not met: ${problem}`);
     for (const problem of flowProblems) say(`event flow within ${MESSAGE_FLOW_BOUND_MS / 1000} s: ${problem}`);
     if (report.violations.length === 0) {
-      say(`Invariants I1-I7: all hold for the ${orderIds.length} demo orders (checked against Stripe, the ledger, stock and orders).`);
+      say(`Invariants I1-I8: all hold for the ${orderIds.length} demo orders (checked against Stripe, the ledger, stock and orders).`);
     } else {
       say(`Invariants: ${report.violations.length} violation(s):`);
       for (const violation of report.violations) say(`  ${violation.invariant} ${violation.orderId}: ${violation.message}`);

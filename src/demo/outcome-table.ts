@@ -14,14 +14,14 @@ export interface OutcomeRow {
 /** The end-of-demo table: one row per order, with its run's Web UI link. */
 export function formatOutcomeTable(rows: OutcomeRow[]): string {
   const table = [
-    ['', 'scenario', 'order', 'ended', 'charges', 'refunds', 'Web UI'],
+    ['', 'scenario', 'order', 'ended', 'captured', 'undone by', 'Web UI'],
     ...rows.map((row) => [
       row.problems.length === 0 ? 'ok' : 'NO',
       row.scenario,
       row.outcome.orderId,
       describeEnd(row.outcome),
       String(row.money?.charges ?? 0),
-      String(row.money?.refunds ?? 0),
+      undoneBy(row.money),
       row.uiUrl,
     ]),
   ];
@@ -35,6 +35,18 @@ export function formatOutcomeTable(rows: OutcomeRow[]): string {
     )
     .map((line) => `  ${line}`)
     .join('\n');
+}
+
+/**
+ * How the order's payment was undone: a refund of what was captured (Stripe keeps its fee), a
+ * void of the hold (free), or nothing to undo.
+ */
+function undoneBy(money: OrderReconciliation | undefined): string {
+  const refunds = money?.refunds ?? 0;
+  const voids = money?.voids ?? 0;
+  if (refunds > 0) return refunds === 1 ? 'refund' : `${refunds} refunds`;
+  if (voids > 0) return voids === 1 ? 'void' : `${voids} voids`;
+  return '-';
 }
 
 function describeEnd(outcome: OrderOutcome): string {

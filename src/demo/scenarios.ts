@@ -1,4 +1,5 @@
 import type { OrderInput } from '../domain/order-input.js';
+import type { OrderReconciliation } from '../reconcile/invariant-checker.js';
 import type { SagaStep } from '../domain/order-result.js';
 import type { FaultRule } from '../stripe-emulator/index.js';
 import type { EmulatorControl } from './emulator-control.js';
@@ -27,7 +28,8 @@ export interface ScenarioContext {
   untilStep: (orderId: string, step: SagaStep) => Promise<void>;
   /** Resolves once a worker has started the order's activity of this type. */
   untilActivityRunning: (orderId: string, activityType: string) => Promise<void>;
-  cancel: (orderId: string) => Promise<void>;
+  /** Cancels the order's workflow; `when` says, for the progress line, what it was doing. */
+  cancel: (orderId: string, when: string) => Promise<void>;
 }
 
 export interface Scenario {
@@ -39,8 +41,8 @@ export interface Scenario {
   arrange?(context: ScenarioContext): Promise<FaultRule[]>;
   /** While the orders run. */
   act?(context: ScenarioContext): Promise<void>;
-  /** What must be true of the outcomes; each string is a broken expectation. */
-  check(outcomes: Map<string, OrderOutcome>, faults: FaultRule[]): string[];
+  /** What must be true of the outcomes and the money; each string is a broken expectation. */
+  check(outcomes: Map<string, OrderOutcome>, money: Map<string, OrderReconciliation>, faults: FaultRule[]): string[];
 }
 
 export interface DemoCatalogue {
@@ -60,6 +62,18 @@ const expectOrder = (outcome: OrderOutcome | undefined, orderStatus: string, wor
   return problems;
 };
 
+/** What Stripe holds for the order, as the reconciliation counted it: captures, refunds and voided holds. */
+const expectMoney = (
+  money: OrderReconciliation | undefined,
+  orderId: string,
+  expected: Pick<OrderReconciliation, 'charges' | 'refunds' | 'voids'>,
+): string[] => {
+  const actual = { charges: money?.charges ?? 0, refunds: money?.refunds ?? 0, voids: money?.voids ?? 0 };
+  return (['charges', 'refunds', 'voids'] as const)
+    .filter((field) => actual[field] !== expected[field])
+    .map((field) => `${orderId} has ${actual[field]} ${field === 'charges' ? 'capture' : field.replace(/s$/, '')}(s) at Stripe, expected ${expected[field]}`);
+};
+
 /** The scripted orders: one per path the saga can take. Order IDs start with `tag`. */
 export function demoScenarios(tag: string, catalogue: DemoCatalogue): Scenario[] {
   const order = (suffix: string, overrides: Partial<OrderInput>): OrderInput => ({
@@ -77,66 +91,91 @@ export function demoScenarios(tag: string, catalogue: DemoCatalogue): Scenario[]
   const raceAda = order('race-ada', { amount: 999, sku: catalogue.lastUnitSku });
   const raceBob = order('race-bob', { customerId: 'cust-bob', amount: 999, sku: catalogue.lastUnitSku });
   const lost = order('lost-response', { customerId: 'cust-cy', amount: 3100 });
-  const cancelled = order('cancelled', { customerId: 'cust-dee', amount: 5000, quantity: 2 });
+  const beforeCapture = order('cancelled-before-capture', { customerId: 'cust-dee', amount: 5000, quantity: 2 });
+  const afterCapture = order('cancelled-after-capture', { customerId: 'cust-eve', amount: 6400 });
 
   return [
     {
       name: 'success',
-      story: 'charged, stock allocated, confirmed',
+      story: 'stock reserved, the card held, the hold captured, confirmed',
       orders: [{ label: 'success', order: success }],
-      check: (outcomes) => expectOrder(outcomes.get(success.orderId), 'completed', 'COMPLETED'),
+      check: (outcomes, money) => [...expectOrder(outcomes.get(success.orderId), 'completed', 'COMPLETED'), ...expectMoney(money.get(success.orderId), success.orderId, { charges: 1, refunds: 0, voids: 0 })],
     },
     {
       name: 'declined card',
-      story: 'Stripe declines the card: nothing charged, nothing to undo',
+      story: 'Stripe declines the hold: nothing held, the reservation released',
       orders: [{ label: 'declined', order: declined }],
-      check: (outcomes) => expectOrder(outcomes.get(declined.orderId), 'declined', 'COMPLETED'),
+      check: (outcomes, money) => [...expectOrder(outcomes.get(declined.orderId), 'declined', 'COMPLETED'), ...expectMoney(money.get(declined.orderId), declined.orderId, { charges: 0, refunds: 0, voids: 0 })],
     },
     {
       name: 'race for the last unit',
-      story: 'two customers, one unit: both are charged, the loser is refunded',
+      story: 'two customers, one unit: the loser never reaches Stripe, so there is nothing to refund',
       orders: [
         { label: 'race-ada', order: raceAda },
         { label: 'race-bob', order: raceBob },
       ],
-      check(outcomes) {
+      check(outcomes, money) {
         const statuses = [outcomes.get(raceAda.orderId)?.orderStatus, outcomes.get(raceBob.orderId)?.orderStatus].sort();
-        return statuses.join(',') === 'compensated,completed'
-          ? []
-          : [`the race ended ${statuses.join(' and ')}, expected one completed and one compensated`];
+        const problems = statuses.join(',') === 'compensated,completed' ? [] : [`the race ended ${statuses.join(' and ')}, expected one completed and one compensated`];
+        for (const racer of [raceAda, raceBob]) {
+          if ((money.get(racer.orderId)?.refunds ?? 0) > 0) problems.push(`${racer.orderId} was refunded: the loser of the race must never be charged`);
+        }
+        return problems;
       },
     },
     {
       name: 'lost Stripe response',
-      story: 'Stripe charges but the response is lost twice; the retry replays the key: one charge',
+      story: 'Stripe captures but the answer is lost twice; the retry replays the key: captured once',
       orders: [{ label: 'lost-response', order: lost }],
       async arrange({ emulator }) {
         return [
-          await emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents', orderId: lost.orderId, count: 2 }),
+          await emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: lost.orderId, count: 2 }),
         ];
       },
-      check(outcomes, faults) {
-        const problems = expectOrder(outcomes.get(lost.orderId), 'completed', 'COMPLETED');
+      check(outcomes, money, faults) {
+        const problems = [...expectOrder(outcomes.get(lost.orderId), 'completed', 'COMPLETED'), ...expectMoney(money.get(lost.orderId), lost.orderId, { charges: 1, refunds: 0, voids: 0 })];
         const fired = faults.find((fault) => fault.orderId === lost.orderId)?.fired ?? 0;
         if (fired !== 2) problems.push(`the lost-response fault fired ${fired} times, expected 2`);
         return problems;
       },
     },
     {
-      name: 'cancelled order',
-      story: 'cancelled while its charge is in flight: the charge finishes, then is refunded',
-      orders: [{ label: 'cancelled', order: cancelled }],
+      name: 'cancelled before capture',
+      story: 'cancelled while the hold is being placed: the hold is voided, free; no refund',
+      orders: [{ label: 'cancelled-before-capture', order: beforeCapture }],
       async arrange({ emulator }) {
         return [
-          await emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: cancelled.orderId, latencyMs: 4_000 }),
+          await emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: beforeCapture.orderId, latencyMs: 4_000 }),
         ];
       },
       async act({ untilStep, untilActivityRunning, cancel }) {
-        await untilStep(cancelled.orderId, 'charging');
-        await untilActivityRunning(cancelled.orderId, 'chargePayment');
-        await cancel(cancelled.orderId);
+        await untilStep(beforeCapture.orderId, 'authorizing');
+        await untilActivityRunning(beforeCapture.orderId, 'authorizePayment');
+        await cancel(beforeCapture.orderId, 'while its hold is being placed');
       },
-      check: (outcomes) => expectOrder(outcomes.get(cancelled.orderId), 'compensated', 'CANCELLED'),
+      check: (outcomes, money) => [
+        ...expectOrder(outcomes.get(beforeCapture.orderId), 'compensated', 'CANCELLED'),
+        ...expectMoney(money.get(beforeCapture.orderId), beforeCapture.orderId, { charges: 0, refunds: 0, voids: 1 }),
+      ],
+    },
+    {
+      name: 'cancelled after capture',
+      story: 'cancelled while the hold is being captured: the money moved, so it is refunded, once',
+      orders: [{ label: 'cancelled-after-capture', order: afterCapture }],
+      async arrange({ emulator }) {
+        return [
+          await emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: afterCapture.orderId, latencyMs: 4_000 }),
+        ];
+      },
+      async act({ untilStep, untilActivityRunning, cancel }) {
+        await untilStep(afterCapture.orderId, 'capturing');
+        await untilActivityRunning(afterCapture.orderId, 'capturePayment');
+        await cancel(afterCapture.orderId, 'while its hold is being captured');
+      },
+      check: (outcomes, money) => [
+        ...expectOrder(outcomes.get(afterCapture.orderId), 'compensated', 'CANCELLED'),
+        ...expectMoney(money.get(afterCapture.orderId), afterCapture.orderId, { charges: 1, refunds: 1, voids: 0 }),
+      ],
     },
   ];
 }

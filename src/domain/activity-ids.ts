@@ -1,25 +1,45 @@
 /**
  * Explicit, stable activity IDs, one per call site. They are half of every idempotency key,
  * so renaming one changes the keys of every run that has not reached it yet: treat them as a
- * public name.
+ * public name (the README's migration notes list every change).
  */
 export const ActivityId = {
   recordOrder: 'record-order',
-  chargePayment: 'charge-payment',
+  /** Takes the order's units from stock before any money is touched. */
+  reserveStock: 'reserve-stock',
+  /** Places the hold: a PaymentIntent confirmed with capture_method=manual. */
+  authorizePayment: 'authorize-payment',
   /**
-   * Settles an asynchronous payment; numbered per check (`settle-payment-1`, `-2`, ...). It
-   * writes under the charge's key, so it derives no key of its own.
+   * Settles an authorization that did not decide at once (3-D Secure, asynchronous methods);
+   * numbered per check (`settle-authorization-1`, `-2`, ...). It records under the
+   * authorization's key, so it derives no key of its own.
    */
-  settlePayment: 'settle-payment',
-  allocateStock: 'allocate-stock',
+  settleAuthorization: 'settle-authorization',
+  /** Captures the hold: the moment money moves, and the ledger's charge. */
+  capturePayment: 'capture-payment',
   confirmOrder: 'confirm-order',
   markCompensating: 'mark-compensating',
-  refundPayment: 'refund-payment',
-  recordRefund: 'record-refund',
+  /** Compensation of the capture: refunds what was captured, with the ledger's reversal. */
+  refundCapture: 'refund-capture',
+  /** Compensation of the authorization: voids (cancels) a hold that nothing captured. */
+  voidAuthorization: 'void-authorization',
   releaseStock: 'release-stock',
   closeOrder: 'close-order',
   /** The merchant-initiated refund, in its own workflow (`merchantRefund`), not the saga. */
   merchantRefund: 'merchant-refund',
+} as const;
+
+/**
+ * The activity IDs of the charge-first shape (charge, then allocate), kept for executions that
+ * started before the hold-then-capture change and finish on that shape.
+ */
+export const ChargeFirstActivityId = {
+  chargePayment: 'charge-payment',
+  /** Numbered per check (`settle-payment-1`, ...); writes under the charge's key. */
+  settlePayment: 'settle-payment',
+  allocateStock: 'allocate-stock',
+  refundPayment: 'refund-payment',
+  recordRefund: 'record-refund',
 } as const;
 
 export type ActivityId = (typeof ActivityId)[keyof typeof ActivityId];

@@ -22,6 +22,18 @@ export const FailureType = {
    * order: the attempt is closed as never charged rather than re-sent under a forgotten key.
    */
   ChargeAttemptExpired: 'ChargeAttemptExpired',
+  /**
+   * The hold lapsed before it was captured: Stripe expired the authorization, or the saga's
+   * capture deadline (`capture_before` less a margin) passed while the capture could not go
+   * through. Nothing was captured; the saga voids what is left and compensates.
+   */
+  AuthorizationExpired: 'AuthorizationExpired',
+  /**
+   * A pending authorization key outlived Stripe's key retention and Stripe holds no
+   * PaymentIntent for the order, or a compensation closed the key before any attempt got an
+   * answer: the attempt is closed as never authorized rather than re-sent under a forgotten key.
+   */
+  PaymentAttemptExpired: 'PaymentAttemptExpired',
   /** The order's charge was claimed by another key: charging again would be a second charge. */
   OrderAlreadyCharged: 'OrderAlreadyCharged',
   /**
@@ -30,6 +42,11 @@ export const FailureType = {
    * replays every compensation as a no-op.
    */
   OrderNotConfirmable: 'OrderNotConfirmable',
+  /**
+   * An order ID was presented with a different order than its running workflow's (I7 at the
+   * door): the payment-outcome update's validator refuses it before anything enters history.
+   */
+  OrderIdConflict: 'OrderIdConflict',
   /** A compensation failed permanently: a person must look at this order. */
   NeedsReview: 'NeedsReview',
 } as const;

@@ -74,3 +74,8 @@ export const WORKFLOW_ID_PREFIX = 'order-payment-';
 export function workflowIdForOrder(orderId: string): string {
   return `${WORKFLOW_ID_PREFIX}${orderId}`;
 }
+
+/** Whether two orders are the same intent: every field equal (the currency already normalised). */
+export function sameOrder(a: OrderInput, b: OrderInput): boolean {
+  return (Object.keys(a) as (keyof OrderInput)[]).every((field) => a[field] === b[field]) && Object.keys(a).length === Object.keys(b).length;
+}

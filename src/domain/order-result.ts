@@ -1,6 +1,10 @@
 /** Where an order ends. `needs_review` is reached by failure, the others by return. */
 export type OrderOutcome = 'completed' | 'declined' | 'compensated';
-export type OrderStatus = 'pending' | 'paid' | 'allocated' | OrderOutcome | 'compensating' | 'needs_review';
+/**
+ * Hold, then capture: pending -> reserved -> authorized -> paid (captured) -> completed.
+ * `allocated` is the charge-first shape's (pending -> paid -> allocated -> completed).
+ */
+export type OrderStatus = 'pending' | 'reserved' | 'authorized' | 'paid' | 'allocated' | OrderOutcome | 'compensating' | 'needs_review';
 
 export interface OrderResult {
   status: OrderOutcome;
@@ -15,13 +19,31 @@ export interface OrderResult {
 export type SagaStep =
   | 'validating'
   | 'recording-order'
+  | 'reserving-stock'
+  | 'authorizing'
+  | 'capturing'
+  /** Charge-first runs only. */
   | 'charging'
-  /** The charge was accepted but not settled (asynchronous payment): waiting for Stripe's webhook. */
+  /** The payment was accepted but not decided (asynchronous, 3-D Secure): waiting for Stripe's webhook. */
   | 'awaiting-payment'
+  /** Charge-first runs only. */
   | 'allocating-stock'
   | 'confirming'
   | 'compensating'
   | 'done';
+
+/**
+ * What the checkout waits for: the authorization's outcome, known before the capture. Null until
+ * it is known.
+ */
+export type PaymentOutcome =
+  | { status: 'authorized'; paymentIntentId: string }
+  /** The customer must act (3-D Secure): Stripe's `next_action` says how. */
+  | { status: 'requires_action'; paymentIntentId: string; nextAction: Record<string, unknown> | null }
+  | { status: 'declined'; declineCode: string }
+  | { status: 'out_of_stock' }
+  /** The order ended before any authorization was known (cancelled, a key conflict, ...): why. */
+  | { status: 'failed'; reason: string };
 
 export interface SagaStatus {
   step: SagaStep;
@@ -29,4 +51,6 @@ export interface SagaStatus {
   paymentIntentId: string | null;
   refundId: string | null;
   reason: string | null;
+  /** The authorization's outcome once known (hold-then-capture runs); null before, and in charge-first runs. */
+  paymentOutcome?: PaymentOutcome | null;
 }

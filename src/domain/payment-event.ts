@@ -16,5 +16,5 @@ export interface PaymentEvent {
   created: number;
 }
 
-/** Signal name; the signal itself is defined with the workflow (src/workflows/signals.ts). */
+/** Signal name; the signal itself is defined with the workflow (src/workflows/messages.ts). */
 export const PAYMENT_EVENT_SIGNAL = 'paymentEvent';

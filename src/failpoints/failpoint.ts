@@ -5,6 +5,13 @@
  * is a single Set lookup on an empty set.
  */
 export type FailpointName =
+  | 'reserve.after-commit'
+  | 'authorize.after-stripe'
+  | 'authorize.after-commit'
+  | 'capture.after-stripe'
+  | 'capture.after-ledger'
+  | 'void.after-stripe'
+  | 'refund.after-ledger'
   | 'charge.after-stripe'
   | 'charge.after-ledger'
   | 'allocate.after-commit'

@@ -2,8 +2,13 @@ import type { PoolClient } from 'pg';
 import type { Queryable } from '../db/queryable.js';
 import { IdempotencyConflictError } from './idempotency-conflict-error.js';
 
-/** Operations whose keys live in `activity_idempotency`. A key is scoped by its operation. */
-export type IdempotencyScope = 'stripe.charge' | 'stripe.refund';
+/**
+ * Operations whose keys live in `activity_idempotency`. A key is scoped by its operation.
+ * `stripe.charge` belongs to runs that started on the charge-first shape; the hold-then-capture
+ * saga's payment keys are `stripe.authorize`, `stripe.capture`, `stripe.void` and `stripe.refund`
+ * (src/payments/payment-protocol.ts).
+ */
+export type IdempotencyScope = 'stripe.charge' | 'stripe.authorize' | 'stripe.capture' | 'stripe.void' | 'stripe.refund';
 
 /**
  * `pending`: registered, no answer yet. `processing`: the downstream answered, but the outcome

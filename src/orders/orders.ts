@@ -82,13 +82,18 @@ export interface OrderStatusChange {
  */
 const ALLOWED_FROM: Record<OrderStatus, readonly OrderStatus[]> = {
   pending: ['pending'],
-  paid: ['pending', 'paid'],
+  // Hold, then capture: pending -> reserved -> authorized -> paid -> completed.
+  reserved: ['pending', 'reserved'],
+  authorized: ['reserved', 'authorized'],
+  // Paid is the capture, or (charge-first runs) the charge straight from pending.
+  paid: ['pending', 'authorized', 'paid'],
+  // Charge-first runs only: the allocation after the charge.
   allocated: ['paid', 'allocated'],
-  completed: ['allocated', 'completed'],
-  declined: ['pending', 'declined'],
-  compensating: ['pending', 'paid', 'allocated', 'compensating'],
+  completed: ['paid', 'allocated', 'completed'],
+  declined: ['pending', 'reserved', 'declined'],
+  compensating: ['pending', 'reserved', 'authorized', 'paid', 'allocated', 'compensating'],
   compensated: ['compensating', 'compensated'],
-  needs_review: ['pending', 'paid', 'allocated', 'compensating', 'needs_review'],
+  needs_review: ['pending', 'reserved', 'authorized', 'paid', 'allocated', 'compensating', 'needs_review'],
 };
 
 /**

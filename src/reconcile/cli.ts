@@ -18,7 +18,7 @@ const collectOrderId = (value: string, previous: string[]): string[] => {
 
 const program = new Command('reconcile')
   .description(
-    'Check invariants I1-I7 for every order (or the given ones) by reading Stripe and the ledger, stock and orders in PostgreSQL.\n' +
+    'Check invariants I1-I8 for every order (or the given ones) by reading Stripe and the ledger, stock and orders in PostgreSQL.\n' +
       'Reads DATABASE_URL, STRIPE_SECRET_KEY and STRIPE_API_BASE (unset: Stripe test mode).\n' +
       'Exit codes: 0 no violations, 1 violations found, 2 bad configuration or arguments, 3 the check could not run.',
   )

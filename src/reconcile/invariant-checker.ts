@@ -1,9 +1,10 @@
 import type { Pool } from 'pg';
 import type Stripe from 'stripe';
+import { openHoldsOfFinishedOrders } from '../payments/payment-holds.js';
 
 /** One broken guarantee, by order, in words an operator can act on. */
 export interface Violation {
-  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7';
+  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8';
   orderId: string;
   message: string;
 }
@@ -12,8 +13,11 @@ export interface OrderReconciliation {
   orderId: string;
   status: string;
   statusReason: string | null;
+  /** Captured PaymentIntents (charges, in charge-first runs). */
   charges: number;
   refunds: number;
+  /** PaymentIntents cancelled without a capture: voided or lapsed holds. */
+  voids: number;
 }
 
 export interface ReconciliationReport {
@@ -47,6 +51,9 @@ interface AllocationRow {
 
 const TERMINAL = new Set(['completed', 'declined', 'compensated', 'needs_review']);
 
+/** PaymentIntent statuses that still hold, or may still take, the customer's money. */
+const OPEN_PAYMENT_STATUSES = new Set(['requires_capture', 'requires_action', 'processing', 'requires_confirmation']);
+
 export interface CheckOptions {
   db: Pool;
   stripe: Stripe;
@@ -55,16 +62,18 @@ export interface CheckOptions {
 }
 
 /**
- * Checks I1–I7 for every order by reading both sides: Stripe through the SDK's list endpoints
- * (what really moved), and the ledger, stock and orders through SQL (what we believe moved).
- * This is the daily reconciliation a payments team runs against its processor.
+ * Checks I1–I8 for every order by reading both sides: Stripe through the SDK's list endpoints
+ * (what really moved, and what is still held), and the ledger, stock, orders and hold memo through
+ * SQL (what we believe). This is the daily reconciliation a payments team runs against its
+ * processor. A capture is a succeeded PaymentIntent, for its `amount_received`; a hold is not
+ * money, so only captures and refunds have ledger twins.
  */
 export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): Promise<ReconciliationReport> {
   const scope = orderIds ? new Set(orderIds) : null;
   const inScope = (orderId: string | undefined): orderId is string =>
     orderId !== undefined && (scope === null || scope.has(orderId));
 
-  const [orders, ledger, allocations, intents, refunds] = await Promise.all([
+  const [orders, ledger, allocations, intents, refunds, openHolds] = await Promise.all([
     db.query<OrderRow>(
       `select order_id, status, status_reason, amount_minor, currency from orders
         where $1::text[] is null or order_id = any($1)`,
@@ -85,24 +94,41 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
     ),
     listAll((params) => stripe.paymentIntents.list(params)),
     listAll((params) => stripe.refunds.list(params)),
+    openHoldsOfFinishedOrders(db, orderIds ?? null),
   ]);
 
   const violations: Violation[] = [];
   const flag = (invariant: Violation['invariant'], orderId: string, message: string) =>
     violations.push({ invariant, orderId, message });
 
+  const intentsByOrder = groupBy(
+    intents.filter((intent) => inScope(intent.metadata.order_id)),
+    (intent) => intent.metadata.order_id ?? '',
+  );
   const chargesByOrder = groupBy(
     intents.filter((intent) => intent.status === 'succeeded' && inScope(intent.metadata.order_id)),
     (intent) => intent.metadata.order_id ?? '',
   );
+  // Refunds of captured money. Stripe may record the release of an authorization nobody captured
+  // (it lapsed, or a partial capture released the rest) as a refund too; that returns no money,
+  // costs no fee, and is not a refund in the sense of I2 and I3.
+  const releases = new Set<Stripe.Refund.Reason>(['expired_uncaptured_charge', 'partial_capture']);
   const refundsByOrder = groupBy(
-    refunds.filter((refund) => refund.status !== 'failed' && refund.status !== 'canceled' && inScope(refund.metadata?.order_id ?? undefined)),
+    refunds.filter(
+      (refund) =>
+        refund.status !== 'failed' &&
+        refund.status !== 'canceled' &&
+        !(refund.reason !== null && releases.has(refund.reason)) &&
+        inScope(refund.metadata?.order_id ?? undefined),
+    ),
     (refund) => refund.metadata?.order_id ?? '',
   );
   const ledgerByOrder = groupBy(ledger.rows, (row) => row.order_id);
   const allocationsByOrder = groupBy(allocations.rows, (row) => row.order_id);
   const stripeObjects = new Map<string, { amount: number; currency: string; kind: 'charge' | 'refund' }>();
-  for (const intent of intents) stripeObjects.set(intent.id, { amount: intent.amount, currency: intent.currency, kind: 'charge' });
+  // What a PaymentIntent moved is what it captured: its amount_received (all of it, for an
+  // automatic capture; what the saga captured, for a hold).
+  for (const intent of intents) stripeObjects.set(intent.id, { amount: intent.amount_received, currency: intent.currency, kind: 'charge' });
   for (const refund of refunds) stripeObjects.set(refund.id, { amount: refund.amount, currency: refund.currency, kind: 'refund' });
 
   const report: OrderReconciliation[] = [];
@@ -117,15 +143,18 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
     const orderRefunds = refundsByOrder.get(id) ?? [];
     const entries = ledgerByOrder.get(id) ?? [];
     const orderAllocations = allocationsByOrder.get(id) ?? [];
-    report.push({ orderId: id, status: order.status, statusReason: order.status_reason, charges: charges.length, refunds: orderRefunds.length });
+    const orderIntents = intentsByOrder.get(id) ?? [];
+    const voids = orderIntents.filter((intent) => intent.status === 'canceled' && intent.amount_received === 0);
+    report.push({ orderId: id, status: order.status, statusReason: order.status_reason, charges: charges.length, refunds: orderRefunds.length, voids: voids.length });
 
-    // I1: at most one successful charge.
-    if (charges.length > 1) flag('I1', id, `${charges.length} succeeded PaymentIntents: ${charges.map((c) => c.id).join(', ')}`);
+    // I1: at most one capture (one successful charge).
+    if (charges.length > 1) flag('I1', id, `${charges.length} captured PaymentIntents: ${charges.map((c) => c.id).join(', ')}`);
 
-    // I2: compensated after a charge means exactly one full refund; completed means no refund
-    // by the saga. Refunds the merchant asked for afterwards (POST /v1/orders/:id/refunds,
-    // marked merchant_refund in Stripe) are allowed on a completed order, up to what was charged.
-    const charged = charges.reduce((sum, charge) => sum + charge.amount, 0);
+    // I2: compensated before the capture means the hold was voided and nothing refunded;
+    // compensated after it, exactly one refund of what was captured; completed, no refund by the
+    // saga. Refunds the merchant asked for afterwards (POST /v1/orders/:id/refunds, marked
+    // merchant_refund in Stripe) are allowed on a completed order, up to what was captured.
+    const charged = charges.reduce((sum, charge) => sum + charge.amount_received, 0);
     const isMerchant = (refund: Stripe.Refund) => refund.metadata?.merchant_refund === 'true';
     const sagaRefunds = orderRefunds.filter((refund) => !isMerchant(refund));
     const merchantRefunded = orderRefunds.filter(isMerchant).reduce((sum, refund) => sum + refund.amount, 0);
@@ -135,7 +164,12 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
       flag('I2', id, `${order.status} order charged ${charged} has merchant refunds totalling ${merchantRefunded}`);
     }
     if (order.status === 'compensated' && charges.length > 0 && (sagaRefunds.length !== 1 || refunded !== charged)) {
-      flag('I2', id, `compensated order charged ${charged} but has ${sagaRefunds.length} refund(s) totalling ${refunded}`);
+      flag('I2', id, `compensated order captured ${charged} but has ${sagaRefunds.length} refund(s) totalling ${refunded}`);
+    }
+    if (order.status === 'compensated' && charges.length === 0) {
+      if (sagaRefunds.length > 0) flag('I2', id, `compensated before any capture, yet has ${sagaRefunds.length} refund(s)`);
+      const held = orderIntents.filter((intent) => intent.status === 'requires_capture');
+      if (held.length > 0) flag('I2', id, `compensated before the capture, but hold ${held.map((intent) => intent.id).join(', ')} was not voided`);
     }
     if (order.status === 'completed' && charges.length !== 1) flag('I2', id, `completed order has ${charges.length} succeeded charges`);
     if (order.status === 'declined' && (charges.length > 0 || entries.length > 0)) {
@@ -172,6 +206,17 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
     // I6: every order ends, and needs_review says why.
     if (!TERMINAL.has(order.status)) flag('I6', id, `order is still '${order.status}'`);
     if (order.status === 'needs_review' && !order.status_reason) flag('I6', id, 'needs_review without a reason');
+
+    // I8: no hold outlives its order: once the order is finished, each of its PaymentIntents is
+    // captured (perhaps refunded) or cancelled, never still authorized or deciding.
+    if (TERMINAL.has(order.status)) {
+      for (const intent of orderIntents) {
+        if (OPEN_PAYMENT_STATUSES.has(intent.status)) flag('I8', id, `${order.status} order's PaymentIntent ${intent.id} is still ${intent.status}`);
+      }
+    }
+  }
+  for (const hold of openHolds) {
+    flag('I8', hold.orderId, `the hold memo still says ${hold.paymentIntentId} is held, though the order has finished`);
   }
 
   // I5 across the catalogue: the check constraint makes this impossible; say so if it ever is not.

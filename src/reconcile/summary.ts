@@ -2,13 +2,14 @@ import type { ReconciliationReport, Violation } from './invariant-checker.js';
 
 /** What each invariant promises, in the words of DESIGN.md, for people reading a report. */
 export const INVARIANT_TITLES: Record<Violation['invariant'], string> = {
-  I1: 'at most one successful Stripe charge per order',
-  I2: 'a compensated charge has exactly one full refund; a completed order has none',
-  I3: 'the ledger matches Stripe, object for object',
+  I1: 'at most one capture (one successful charge) per order',
+  I2: 'compensated before the capture: the hold voided, no refund; after it: exactly one refund of what was captured; completed: none but merchant refunds',
+  I3: 'the ledger matches Stripe: one transaction per capture and refund, and none without its Stripe object',
   I4: 'every ledger transaction balances',
   I5: 'stock never negative; an allocation released exactly once',
   I6: 'every order reaches a terminal state, needs_review with a reason',
   I7: 'a key reused with another payload applies nothing',
+  I8: 'no hold outlives its order: a finished order has no PaymentIntent left authorized or deciding',
 };
 
 export interface ReconciliationSummary {
@@ -47,7 +48,7 @@ export function formatSummary(summary: ReconciliationSummary): string {
   const lines = [`reconcile: ${summary.ordersChecked} order(s) checked against Stripe at ${summary.checkedAt}`];
   for (const [status, count] of Object.entries(summary.ordersByStatus)) lines.push(`  ${status.padEnd(14)} ${count}`);
   if (summary.ok) {
-    lines.push('no violations: I1-I7 hold for every order checked');
+    lines.push('no violations: I1-I8 hold for every order checked');
     return lines.join('\n');
   }
   lines.push(`${summary.violations.length} violation(s):`);

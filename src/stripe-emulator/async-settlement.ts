@@ -1,6 +1,8 @@
 import type Stripe from 'stripe';
 import type { Clock } from './clock.js';
+import { DEFAULT_AUTHORIZATION_WINDOW_MS, placeHold } from './holds.js';
 import { findTestCard, paymentMethodObject, type Decline } from './payment-methods.js';
+import { setCaptureBefore } from './charges.js';
 import type { AccountState } from './store.js';
 
 export type SettlementOutcome = 'succeeded' | 'failed';
@@ -25,6 +27,8 @@ export class AsyncSettlement {
   constructor(
     private readonly clock: Clock,
     delayMs: number = DEFAULT_ASYNC_SETTLE_MS,
+    /** The manual-capture window a hold placed by a settlement gets (the emulator's setting). */
+    private readonly authorizationWindowMs: () => number = () => DEFAULT_AUTHORIZATION_WINDOW_MS,
   ) {
     this.#delayMs = delayMs;
   }
@@ -40,7 +44,7 @@ export class AsyncSettlement {
 
   schedulePaymentIntent(account: AccountState, paymentIntentId: string): void {
     this.#schedule(paymentIntentId, () => {
-      settlePaymentIntent(account, this.clock, paymentIntentId);
+      settlePaymentIntent(account, this.clock, this.authorizationWindowMs(), paymentIntentId);
     });
   }
 
@@ -53,7 +57,7 @@ export class AsyncSettlement {
   /** Settles a processing PaymentIntent now (with the card's outcome unless one is given). */
   settlePaymentIntentNow(account: AccountState, paymentIntentId: string, outcome?: SettlementOutcome): boolean {
     this.#cancel(paymentIntentId);
-    return settlePaymentIntent(account, this.clock, paymentIntentId, outcome);
+    return settlePaymentIntent(account, this.clock, this.authorizationWindowMs(), paymentIntentId, outcome);
   }
 
   reset(): void {
@@ -77,7 +81,13 @@ export class AsyncSettlement {
   }
 }
 
-function settlePaymentIntent(account: AccountState, clock: Clock, paymentIntentId: string, outcome?: SettlementOutcome): boolean {
+function settlePaymentIntent(
+  account: AccountState,
+  clock: Clock,
+  authorizationWindowMs: number,
+  paymentIntentId: string,
+  outcome?: SettlementOutcome,
+): boolean {
   const paymentIntent = account.paymentIntents.get(paymentIntentId);
   if (paymentIntent?.status !== 'processing') return false;
   const card = typeof paymentIntent.payment_method === 'string' ? findTestCard(paymentIntent.payment_method) : undefined;
@@ -86,6 +96,15 @@ function settlePaymentIntent(account: AccountState, clock: Clock, paymentIntentI
   const settled = outcome ?? card.settlesAsync?.outcome ?? 'succeeded';
   const now = clock.nowSeconds();
 
+  if (settled === 'succeeded' && paymentIntent.capture_method === 'manual') {
+    // Authorized, not captured: the hold waits for its capture.
+    setCaptureBefore(charge, now + Math.floor(authorizationWindowMs / 1000));
+    placeHold(account, paymentIntent, charge);
+    paymentIntent.processing = null;
+    account.events.record('charge.succeeded', charge, now, NO_REQUEST);
+    account.events.record('payment_intent.amount_capturable_updated', paymentIntent, now, NO_REQUEST);
+    return true;
+  }
   if (settled === 'succeeded') {
     charge.status = 'succeeded';
     charge.paid = true;

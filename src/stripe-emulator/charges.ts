@@ -5,7 +5,11 @@ import { newId } from './ids.js';
 import { rejectUnknownParams } from './params.js';
 import type { TestCard } from './payment-methods.js';
 
-/** The Charge a confirmation attempt creates; declined attempts create a failed one, as Stripe does. */
+/**
+ * The Charge a confirmation attempt creates; declined attempts create a failed one, as Stripe does.
+ * With `capture_method=manual` a successful attempt authorizes without capturing: the charge is
+ * `captured: false` and carries `payment_method_details.card.capture_before`.
+ */
 export function createCharge(
   ctx: RequestContext,
   paymentIntent: Stripe.PaymentIntent,
@@ -13,19 +17,21 @@ export function createCharge(
 ): Stripe.Charge {
   const created = ctx.clock.nowSeconds();
   const declined = card.decline !== undefined;
+  const authorizeOnly = paymentIntent.capture_method === 'manual' && !declined;
+  const captured = !declined && !authorizeOnly;
   const charge: Stripe.Charge = {
     id: newId('ch'),
     object: 'charge',
     amount: paymentIntent.amount,
-    amount_captured: declined ? 0 : paymentIntent.amount,
+    amount_captured: captured ? paymentIntent.amount : 0,
     amount_refunded: 0,
     application: null,
     application_fee: null,
     application_fee_amount: null,
-    balance_transaction: declined ? null : newId('txn'),
+    balance_transaction: captured ? newId('txn') : null,
     billing_details: { address: null, email: null, name: null, phone: null, tax_id: null },
     calculated_statement_descriptor: 'EMULATOR',
-    captured: !declined,
+    captured,
     created,
     currency: paymentIntent.currency,
     customer: paymentIntent.customer,
@@ -67,6 +73,7 @@ export function createCharge(
       card: {
         amount_authorized: declined ? null : paymentIntent.amount,
         authorization_code: null,
+        ...(authorizeOnly && { capture_before: created + Math.floor(ctx.authorizationWindowMs / 1000) }),
         brand: card.brand,
         checks: { address_line1_check: null, address_postal_code_check: null, cvc_check: 'pass' },
         country: 'US',
@@ -103,6 +110,12 @@ export function createCharge(
   };
   ctx.account.charges.set(charge.id, charge);
   return charge;
+}
+
+/** Sets when a charge's authorization lapses (a hold placed after the confirmation, by a settlement). */
+export function setCaptureBefore(charge: Stripe.Charge, captureBefore: number): void {
+  const card = charge.payment_method_details?.card;
+  if (card) card.capture_before = captureBefore;
 }
 
 export const retrieveCharge: Endpoint = {

@@ -2,6 +2,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import {
   DEFAULT_ASYNC_SETTLE_MS,
+  DEFAULT_AUTHORIZATION_WINDOW_MS,
   DEFAULT_RETENTION_MS,
   DEFAULT_WEBHOOK_DELIVERY,
   startStripeEmulator,
@@ -39,6 +40,7 @@ interface CliOptions {
   webhook: string[];
   webhookSecret?: string;
   asyncSettleMs: number;
+  authorizationWindowMs: number;
   webhookRetryMs: number;
   webhookMaxAttempts: number;
 }
@@ -54,6 +56,7 @@ const program = new Command()
   .option('--webhook <url>', 'deliver every event to this URL, signed (repeatable)', collect, [])
   .option('--webhook-secret <whsec>', "signing secret for --webhook endpoints (the receiver's STRIPE_WEBHOOK_SECRET); default: generated and logged")
   .option('--async-settle-ms <ms>', 'wait before pm_card_async_* payments and their refunds settle', integer('async-settle-ms', 0), DEFAULT_ASYNC_SETTLE_MS)
+  .option('--authorization-window-ms <ms>', 'how long a manual-capture hold can be captured (capture_before)', integer('authorization-window-ms', 1000), DEFAULT_AUTHORIZATION_WINDOW_MS)
   .option('--webhook-retry-ms <ms>', 'first webhook retry delay; doubles per attempt', integer('webhook-retry-ms', 0), DEFAULT_WEBHOOK_DELIVERY.retryInitialMs)
   .option('--webhook-max-attempts <n>', 'webhook attempts before a delivery is abandoned', integer('webhook-max-attempts', 1), DEFAULT_WEBHOOK_DELIVERY.maxAttempts)
   .parse();
@@ -66,6 +69,7 @@ const emulator = await startStripeEmulator({
   retentionMs: options.retentionMs,
   logger: options.quiet ? false : logger,
   asyncSettleMs: options.asyncSettleMs,
+  authorizationWindowMs: options.authorizationWindowMs,
   webhookDelivery: { retryInitialMs: options.webhookRetryMs, maxAttempts: options.webhookMaxAttempts },
 });
 for (const rule of options.fault) emulator.addFault(rule);

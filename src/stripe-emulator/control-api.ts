@@ -16,6 +16,7 @@ const webhookConfigSchema = z.strictObject({
   maxAttempts: z.number().int().min(1).max(100).optional(),
   timeoutMs: z.number().int().min(1).optional(),
   asyncSettleMs: z.number().int().min(0).optional(),
+  authorizationWindowMs: z.number().int().min(1_000).optional(),
 });
 
 /**
@@ -49,7 +50,7 @@ export function registerControlApi(app: FastifyInstance, core: EmulatorCore): vo
   app.get(`${CONTROL_PREFIX}/clock`, () => ({ nowMs: core.clock.nowMs(), offsetMs: core.clock.offsetMs }));
   app.post(`${CONTROL_PREFIX}/clock/advance`, (request) => {
     const { ms } = advanceSchema.parse(request.body);
-    core.clock.advance(ms);
+    core.advanceClock(ms);
     return { nowMs: core.clock.nowMs(), offsetMs: core.clock.offsetMs };
   });
 
@@ -71,11 +72,13 @@ export function registerControlApi(app: FastifyInstance, core: EmulatorCore): vo
     return reply.code(removed ? 200 : 404).send({ removed });
   });
   app.get(`${CONTROL_PREFIX}/webhooks/deliveries`, () => ({ data: core.webhooks.attempts() }));
-  app.get(`${CONTROL_PREFIX}/webhooks/config`, () => ({ ...core.webhooks.options, asyncSettleMs: core.settlements.delayMs }));
+  const timing = () => ({ asyncSettleMs: core.settlements.delayMs, authorizationWindowMs: core.authorizationWindowMs });
+  app.get(`${CONTROL_PREFIX}/webhooks/config`, () => ({ ...core.webhooks.options, ...timing() }));
   app.post(`${CONTROL_PREFIX}/webhooks/config`, (request) => {
-    const { asyncSettleMs, ...delivery } = webhookConfigSchema.parse(request.body);
+    const { asyncSettleMs, authorizationWindowMs, ...delivery } = webhookConfigSchema.parse(request.body);
     if (asyncSettleMs !== undefined) core.settlements.configure(asyncSettleMs);
-    return { ...core.webhooks.configure(delivery), asyncSettleMs: core.settlements.delayMs };
+    if (authorizationWindowMs !== undefined) core.configureAuthorizationWindow(authorizationWindowMs);
+    return { ...core.webhooks.configure(delivery), ...timing() };
   });
 
   // Settles a processing PaymentIntent now instead of after the async settle delay.

@@ -24,6 +24,20 @@ export interface WebhookCounters {
   abandoned: number;
 }
 
+/** What the PaymentIntents did with their money: executed requests only, never replays. */
+export interface PaymentCounters {
+  /** Holds placed (`requires_capture`), at once or after settling. */
+  authorizations: number;
+  /** Holds captured. */
+  captures: number;
+  /** PaymentIntents cancelled by a request (a hold voided, or an undecided payment abandoned). */
+  cancels: number;
+  /** Holds Stripe let lapse at their `capture_before`. */
+  holdsLapsed: number;
+  /** Refunds created. */
+  refunds: number;
+}
+
 export interface CounterSnapshot {
   /** Every request to the Stripe API surface, including rejected ones. */
   requests: number;
@@ -36,6 +50,7 @@ export interface CounterSnapshot {
   faults: Record<FaultKind, number>;
   responsesByStatus: Record<string, number>;
   webhooks: WebhookCounters;
+  payments: PaymentCounters;
 }
 
 /** What chaos runs and tests read to prove how often retries, replays and faults happened. */
@@ -52,6 +67,7 @@ export class Counters {
       faults: Object.fromEntries(FAULT_KINDS.map((kind) => [kind, 0])) as Record<FaultKind, number>,
       responsesByStatus: {},
       webhooks: { deliveries: 0, retries: 0, duplicates: 0, succeeded: 0, failedAttempts: 0, abandoned: 0 },
+      payments: { authorizations: 0, captures: 0, cancels: 0, holdsLapsed: 0, refunds: 0 },
     };
   }
 
@@ -84,6 +100,14 @@ export class Counters {
 
   webhook(counter: keyof WebhookCounters): void {
     this.#snapshot.webhooks[counter] += 1;
+  }
+
+  payment(counter: Exclude<keyof PaymentCounters, 'holdsLapsed'>): void {
+    this.#snapshot.payments[counter] += 1;
+  }
+
+  holdsLapsed(count: number): void {
+    this.#snapshot.payments.holdsLapsed += count;
   }
 
   snapshot(): CounterSnapshot {

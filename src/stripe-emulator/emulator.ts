@@ -4,6 +4,7 @@ import { Clock } from './clock.js';
 import { Counters, type CounterSnapshot } from './counters.js';
 import type { EmulatedEvent } from './events.js';
 import { FaultInjector, type FaultRule } from './faults.js';
+import { DEFAULT_AUTHORIZATION_WINDOW_MS, lapseExpiredHolds } from './holds.js';
 import { DEFAULT_RETENTION_MS, IdempotencyStore, type KeySummary } from './idempotency.js';
 import type { PipelineDeps } from './pipeline.js';
 import { newestFirst, Store } from './store.js';
@@ -36,6 +37,12 @@ export interface EventFilter {
 
 export interface EmulatorCoreOptions {
   retentionMs?: number;
+  /**
+   * How long a manual-capture authorization stays capturable (`capture_before` is this far out
+   * from the authorization, on the emulator's clock). Default 7 days, as Stripe gives online card
+   * payments; tests may shorten it.
+   */
+  authorizationWindowMs?: number;
   /** Wait before asynchronous payments and refunds settle. */
   asyncSettleMs?: number;
   webhookDelivery?: Partial<WebhookDeliveryOptions>;
@@ -54,14 +61,33 @@ export class EmulatorCore implements PipelineDeps {
   readonly webhookEndpoints = new WebhookEndpointRegistry(this.clock);
   readonly webhooks: WebhookDispatcher;
   readonly settlements: AsyncSettlement;
+  authorizationWindowMs: number;
+  readonly #startingAuthorizationWindowMs: number;
 
   constructor(options: EmulatorCoreOptions = {}) {
+    this.#startingAuthorizationWindowMs = options.authorizationWindowMs ?? DEFAULT_AUTHORIZATION_WINDOW_MS;
+    this.authorizationWindowMs = this.#startingAuthorizationWindowMs;
     this.idempotency = new IdempotencyStore(this.clock, options.retentionMs ?? DEFAULT_RETENTION_MS);
     this.webhooks = new WebhookDispatcher(
       { endpoints: this.webhookEndpoints, faults: this.faults, counters: this.counters, clock: this.clock },
       options.webhookDelivery,
     );
-    this.settlements = new AsyncSettlement(this.clock, options.asyncSettleMs);
+    this.settlements = new AsyncSettlement(this.clock, options.asyncSettleMs, () => this.authorizationWindowMs);
+  }
+
+  /**
+   * Moves the clock forward and lets every hold whose `capture_before` it passed lapse at once
+   * (with its events), in every account. Returns the new time in ms since the epoch.
+   */
+  advanceClock(ms: number): number {
+    const now = this.clock.advance(ms);
+    for (const account of this.store.accounts()) this.counters.holdsLapsed(lapseExpiredHolds(account, this.clock.nowSeconds()));
+    return now;
+  }
+
+  configureAuthorizationWindow(ms: number): void {
+    if (!Number.isSafeInteger(ms) || ms < 1_000) throw new RangeError(`authorization window must be a whole number of ms >= 1000, got ${ms}`);
+    this.authorizationWindowMs = ms;
   }
 
   dump(): StateDump {
@@ -107,7 +133,8 @@ export class EmulatorCore implements PipelineDeps {
 
   /**
    * Forgets objects, keys, events, counters, fault rules, webhook endpoints and pending
-   * deliveries and settlements, and the clock offset: a fresh emulator.
+   * deliveries and settlements, the clock offset and a changed authorization window: a fresh
+   * emulator.
    */
   reset(): void {
     this.settlements.reset();
@@ -118,5 +145,6 @@ export class EmulatorCore implements PipelineDeps {
     this.faults.clear();
     this.counters.reset();
     this.clock.reset();
+    this.authorizationWindowMs = this.#startingAuthorizationWindowMs;
   }
 }

@@ -1,5 +1,6 @@
 import type { AsyncSettlement } from './async-settlement.js';
 import type { Clock } from './clock.js';
+import type { Counters } from './counters.js';
 import type { FormParams } from './params.js';
 import type { AccountState } from './store.js';
 import type { WebhookEndpointRegistry } from './webhooks-endpoints.js';
@@ -14,6 +15,9 @@ export interface RequestContext {
   clock: Clock;
   /** Schedules what settles after the request (asynchronous payments and refunds). */
   settlements: AsyncSettlement;
+  /** How long a manual-capture authorization can be captured: `capture_before` is this far out. */
+  authorizationWindowMs: number;
+  counters: Counters;
   webhookEndpoints: WebhookEndpointRegistry;
 }
 

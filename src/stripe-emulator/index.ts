@@ -12,7 +12,8 @@ import type { WebhookEndpointInput } from './webhooks-endpoints.js';
 
 export type { SettlementOutcome } from './async-settlement.js';
 export { DEFAULT_ASYNC_SETTLE_MS } from './async-settlement.js';
-export type { CounterSnapshot, WebhookCounters } from './counters.js';
+export type { CounterSnapshot, PaymentCounters, WebhookCounters } from './counters.js';
+export { DEFAULT_AUTHORIZATION_WINDOW_MS } from './holds.js';
 export type { AccountDump, EventFilter, StateDump } from './emulator.js';
 export type { EmulatedEvent, EmulatedEventType } from './events.js';
 export type { FaultRule, FaultRuleInput } from './faults.js';
@@ -35,6 +36,11 @@ export interface StripeEmulatorOptions {
   logger?: RequestLogger | false;
   /** Wait before asynchronous payments (`pm_card_async_*`) and their refunds settle. Default 2 s. */
   asyncSettleMs?: number;
+  /**
+   * How long a manual-capture authorization can be captured (`capture_before` this far after the
+   * authorization, on the emulator's clock). Default 7 days, Stripe's window for online cards.
+   */
+  authorizationWindowMs?: number;
   /** Webhook retry backoff, attempts and timeout. Defaults: DEFAULT_WEBHOOK_DELIVERY. */
   webhookDelivery?: Partial<WebhookDeliveryOptions>;
 }
@@ -57,7 +63,10 @@ export interface StripeEmulator {
   listFaults(): FaultRule[];
   removeFault(id: string): boolean;
   clearFaults(): void;
-  /** Moves the emulator's clock forward; returns the new time in ms since the epoch. */
+  /**
+   * Moves the emulator's clock forward, letting holds whose `capture_before` it passes lapse;
+   * returns the new time in ms since the epoch.
+   */
   advanceClock(ms: number): number;
   now(): number;
   counters(): CounterSnapshot;
@@ -90,6 +99,7 @@ export async function startStripeEmulator(options: StripeEmulatorOptions = {}): 
   const core = new EmulatorCore({
     retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
     asyncSettleMs: options.asyncSettleMs,
+    authorizationWindowMs: options.authorizationWindowMs,
     webhookDelivery: options.webhookDelivery,
   });
   const app = buildServer(core, options.logger === undefined || options.logger === false ? null : options.logger);
@@ -108,7 +118,7 @@ export async function startStripeEmulator(options: StripeEmulatorOptions = {}): 
     clearFaults: () => {
       core.faults.clear();
     },
-    advanceClock: (ms) => core.clock.advance(ms),
+    advanceClock: (ms) => core.advanceClock(ms),
     now: () => core.clock.nowMs(),
     counters: () => core.counters.snapshot(),
     events: (filter) => core.events(filter),

@@ -1,8 +1,9 @@
 import type Stripe from 'stripe';
 import { createCharge } from './charges.js';
-import { checkChargeAmount, parseCurrency } from './currencies.js';
+import { checkChargeAmount, formatAmount, parseCurrency } from './currencies.js';
 import type { Endpoint, Execution, RequestContext } from './endpoint.js';
 import { ApiError, cardError, invalidRequest, resourceMissing } from './errors.js';
+import { chargeOf, placeHold, releaseHold } from './holds.js';
 import { newClientSecret, newId } from './ids.js';
 import { paginate } from './pagination.js';
 import {
@@ -216,10 +217,18 @@ function confirm(ctx: RequestContext, paymentIntent: Stripe.PaymentIntent, card:
       paymentMethod,
     });
   }
-  paymentIntent.status = 'succeeded';
   paymentIntent.payment_method = card.id;
-  paymentIntent.amount_received = paymentIntent.amount;
   paymentIntent.last_payment_error = null;
+  if (paymentIntent.capture_method === 'manual') {
+    // A hold: authorized for the whole amount, captured later (or voided, or left to lapse).
+    placeHold(ctx.account, paymentIntent, charge);
+    ctx.counters.payment('authorizations');
+    ctx.account.events.record('charge.succeeded', charge, now, request);
+    ctx.account.events.record('payment_intent.amount_capturable_updated', paymentIntent, now, request);
+    return;
+  }
+  paymentIntent.status = 'succeeded';
+  paymentIntent.amount_received = paymentIntent.amount;
   ctx.account.events.record('charge.succeeded', charge, now, request);
   ctx.account.events.record('payment_intent.succeeded', paymentIntent, now, request);
 }
@@ -256,11 +265,6 @@ export const createPaymentIntent: Endpoint = {
     const currency = parseCurrency(requireString(params, 'currency'));
     checkChargeAmount(amount, currency);
     const captureMethod = readEnum(params, 'capture_method', ['automatic', 'automatic_async', 'manual'] as const);
-    if (captureMethod === 'manual') {
-      throw invalidRequest('The emulator implements only automatic capture (capture_method=automatic).', {
-        param: 'capture_method',
-      });
-    }
     const card = readPaymentMethod(params);
     const shouldConfirm = readBoolean(params, 'confirm') ?? false;
     const automaticPaymentMethods = readAutomaticPaymentMethods(params);
@@ -449,22 +453,99 @@ export const cancelPaymentIntent: Endpoint = {
     return () => {
       const paymentIntent = findPaymentIntent(ctx.account, id, 'intent', 404);
       if (!CANCELABLE.includes(paymentIntent.status)) {
-        throw invalidRequest(
-          `You cannot cancel this PaymentIntent because it has a status of ${paymentIntent.status}. ` +
-            `Only a PaymentIntent with one of the following statuses may be canceled: ${CANCELABLE.join(', ')}.`,
-          { code: 'payment_intent_unexpected_state' },
-        );
+        throw unexpectedState('cancel', paymentIntent.status, CANCELABLE);
       }
       const now = ctx.clock.nowSeconds();
-      paymentIntent.status = 'canceled';
-      paymentIntent.canceled_at = now;
-      paymentIntent.next_action = null;
-      paymentIntent.processing = null;
-      paymentIntent.cancellation_reason = reason ?? null;
+      if (paymentIntent.status === 'requires_capture') {
+        // Voiding a hold releases what it holds; nothing was captured, so nothing is refunded.
+        releaseHold(ctx.account, paymentIntent, { reason: reason ?? null, at: now });
+      } else {
+        paymentIntent.status = 'canceled';
+        paymentIntent.canceled_at = now;
+        paymentIntent.next_action = null;
+        paymentIntent.processing = null;
+        paymentIntent.cancellation_reason = reason ?? null;
+      }
+      ctx.counters.payment('cancels');
       ctx.account.events.record('payment_intent.canceled', paymentIntent, now, {
         requestId: ctx.requestId,
         idempotencyKey: ctx.idempotencyKey,
       });
+      return render(ctx.account, paymentIntent, expand);
+    };
+  },
+};
+
+const CAPTURABLE: readonly Stripe.PaymentIntent.Status[] = ['requires_capture'];
+
+/** Stripe's answer to an action a PaymentIntent's status does not allow. */
+function unexpectedState(action: 'capture' | 'cancel', status: string, allowed: readonly string[]): ApiError {
+  const verb = action === 'capture' ? 'captured' : 'canceled';
+  return invalidRequest(
+    action === 'capture'
+      ? `This PaymentIntent could not be captured because it has a status of ${status}. Only a PaymentIntent with one of the following statuses may be ${verb}: ${allowed.join(', ')}.`
+      : `You cannot cancel this PaymentIntent because it has a status of ${status}. Only a PaymentIntent with one of the following statuses may be ${verb}: ${allowed.join(', ')}.`,
+    { code: 'payment_intent_unexpected_state' },
+  );
+}
+
+/**
+ * Captures a hold: all of `amount_capturable`, or `amount_to_capture` of it. Stripe captures a
+ * PaymentIntent once: a partial capture releases the rest (unless `final_capture=false`, which
+ * needs multicapture and is refused here), and a PaymentIntent that is not in `requires_capture`
+ * (captured already, voided, lapsed) is refused with `payment_intent_unexpected_state`.
+ */
+export const capturePaymentIntent: Endpoint = {
+  method: 'POST',
+  path: '/v1/payment_intents/:id/capture',
+  prepare(ctx): Execution {
+    const { params } = ctx;
+    rejectUnknownParams(params, ['amount_to_capture', 'final_capture', 'metadata', 'expand'], [
+      'application_fee_amount',
+      'hooks',
+      'payment_details',
+      'statement_descriptor',
+      'statement_descriptor_suffix',
+      'transfer_data',
+    ]);
+    const id = ctx.pathParams.id ?? '';
+    findPaymentIntent(ctx.account, id, 'intent', 404);
+    const amountToCapture = readInteger(params, 'amount_to_capture', { min: 1 });
+    const finalCapture = readBoolean(params, 'final_capture') ?? true;
+    if (!finalCapture) {
+      throw invalidRequest('The emulator does not implement multicapture: final_capture must be true.', { param: 'final_capture' });
+    }
+    const metadata = params.metadata === undefined ? undefined : readMetadata(params);
+    const expand = readExpand(params);
+    return () => {
+      const paymentIntent = findPaymentIntent(ctx.account, id, 'intent', 404);
+      if (!CAPTURABLE.includes(paymentIntent.status)) throw unexpectedState('capture', paymentIntent.status, CAPTURABLE);
+      const capturable = paymentIntent.amount_capturable;
+      const amount = amountToCapture ?? capturable;
+      if (amount > capturable) {
+        throw invalidRequest(
+          `The amount_to_capture (${formatAmount(amount, paymentIntent.currency)}) must be less than or equal to the amount_capturable (${formatAmount(capturable, paymentIntent.currency)}).`,
+          { param: 'amount_to_capture', code: 'amount_too_large' },
+        );
+      }
+      const charge = chargeOf(ctx.account, paymentIntent);
+      if (!charge) throw new Error(`PaymentIntent ${paymentIntent.id} in requires_capture has no charge`);
+      const now = ctx.clock.nowSeconds();
+      charge.captured = true;
+      charge.amount_captured = amount;
+      // What is not captured is released: it shows as refunded on the charge, as on Stripe.
+      charge.amount_refunded = charge.amount - amount;
+      charge.refunded = false;
+      charge.balance_transaction = newId('txn');
+      paymentIntent.status = 'succeeded';
+      paymentIntent.amount_received = amount;
+      paymentIntent.amount_capturable = 0;
+      if (metadata !== undefined) paymentIntent.metadata = { ...paymentIntent.metadata, ...metadata };
+      ctx.account.heldPaymentIntents.delete(paymentIntent.id);
+      ctx.counters.payment('captures');
+      const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };
+      ctx.account.events.record('charge.captured', charge, now, request);
+      ctx.account.events.record('payment_intent.succeeded', paymentIntent, now, request);
       return render(ctx.account, paymentIntent, expand);
     };
   },

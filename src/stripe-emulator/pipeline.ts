@@ -16,9 +16,10 @@ import {
 import { EMULATED_API_VERSION } from './events.js';
 import type { FaultInjector, FaultTarget } from './faults.js';
 import { MAX_KEY_LENGTH, type IdempotencyStore, type Reservation, type SavedResponse } from './idempotency.js';
+import { lapseExpiredHolds } from './holds.js';
 import { newId } from './ids.js';
 import { fingerprint, type FormParams } from './params.js';
-import type { Store } from './store.js';
+import type { AccountState, Store } from './store.js';
 import type { WebhookEndpointRegistry } from './webhooks-endpoints.js';
 
 export interface PipelineDeps {
@@ -29,6 +30,7 @@ export interface PipelineDeps {
   clock: Clock;
   settlements: AsyncSettlement;
   webhookEndpoints: WebhookEndpointRegistry;
+  authorizationWindowMs: number;
 }
 
 export interface StripeRequest {
@@ -56,11 +58,18 @@ function serialize(body: unknown): string {
   return `${JSON.stringify(body, null, 2)}\n`;
 }
 
-function orderIdOf(params: FormParams): string | undefined {
+/**
+ * The order a request is about, for fault rules that name one: its own `metadata[order_id]`, or,
+ * for a request on an existing PaymentIntent that carries none (a capture, a cancel), the order
+ * that PaymentIntent belongs to.
+ */
+function orderIdOf(params: FormParams, account: AccountState, pathParams: Readonly<Record<string, string>>): string | undefined {
   const metadata = params.metadata;
-  if (metadata === undefined || typeof metadata === 'string' || Array.isArray(metadata)) return undefined;
-  const orderId = metadata.order_id;
-  return typeof orderId === 'string' ? orderId : undefined;
+  if (metadata !== undefined && typeof metadata !== 'string' && !Array.isArray(metadata) && typeof metadata.order_id === 'string') {
+    return metadata.order_id;
+  }
+  const id = pathParams.id;
+  return id?.startsWith('pi_') ? account.paymentIntents.get(id)?.metadata.order_id : undefined;
 }
 
 /**
@@ -98,7 +107,9 @@ export async function runStripeRequest(deps: PipelineDeps, endpoint: Endpoint, r
     throw error;
   }
   const account = deps.store.account(secretKey);
-  const target: FaultTarget = { method: request.method, path: request.path, orderId: orderIdOf(request.params) };
+  // Time passes at Stripe whether or not anyone asks: holds past capture_before have lapsed.
+  deps.counters.holdsLapsed(lapseExpiredHolds(account, deps.clock.nowSeconds()));
+  const target: FaultTarget = { method: request.method, path: request.path, orderId: orderIdOf(request.params, account, request.pathParams) };
   const finish = (outcome: Outcome): Outcome => {
     if (deps.faults.fire('drop_response', target)) {
       deps.counters.fault('drop_response');
@@ -149,6 +160,8 @@ export async function runStripeRequest(deps: PipelineDeps, endpoint: Endpoint, r
     clock: deps.clock,
     settlements: deps.settlements,
     webhookEndpoints: deps.webhookEndpoints,
+    authorizationWindowMs: deps.authorizationWindowMs,
+    counters: deps.counters,
   };
   let execution: Execution;
   try {

@@ -1,7 +1,7 @@
 import type Stripe from 'stripe';
 import { formatAmount } from './currencies.js';
 import type { Endpoint } from './endpoint.js';
-import { invalidRequest, resourceMissing } from './errors.js';
+import { invalidRequest, resourceMissing, type ApiError } from './errors.js';
 import { newId } from './ids.js';
 import { paginate } from './pagination.js';
 import { readEnum, readInteger, readMetadata, readString, rejectUnknownParams } from './params.js';
@@ -47,18 +47,32 @@ function refundableCharge(account: AccountState, target: RefundTarget): Stripe.C
         code: 'charge_not_refundable',
       });
     }
+    if (!charge.captured) throw uncapturedNotRefundable(charge.payment_intent);
     return charge;
   }
   const paymentIntentId = target.paymentIntentId ?? '';
   const paymentIntent = account.paymentIntents.get(paymentIntentId);
   const charge =
     typeof paymentIntent?.latest_charge === 'string' ? account.charges.get(paymentIntent.latest_charge) : undefined;
+  if (paymentIntent?.status === 'requires_capture') throw uncapturedNotRefundable(paymentIntentId);
   if (paymentIntent?.status !== 'succeeded' || charge?.status !== 'succeeded') {
     throw invalidRequest(`This PaymentIntent (${paymentIntentId}) does not have a successful charge to refund.`, {
       param: 'payment_intent',
     });
   }
   return charge;
+}
+
+/**
+ * A hold has no captured money to refund: it is released by cancelling its PaymentIntent, which
+ * costs nothing (the emulator refuses a refund here where Stripe may treat it as a release).
+ */
+function uncapturedNotRefundable(paymentIntent: string | Stripe.PaymentIntent | null): ApiError {
+  const id = typeof paymentIntent === 'string' ? paymentIntent : (paymentIntent?.id ?? 'its PaymentIntent');
+  return invalidRequest(
+    `This charge has not been captured, so there is nothing to refund. Cancel the PaymentIntent (${id}) to release the authorization.`,
+    { code: 'charge_not_refundable' },
+  );
 }
 
 export const createRefund: Endpoint = {
@@ -77,6 +91,7 @@ export const createRefund: Endpoint = {
     const metadata = readMetadata(params);
     return () => {
       const charge = refundableCharge(ctx.account, target);
+      // What is left to refund of what was captured (a partial capture released the rest).
       const remaining = charge.amount - charge.amount_refunded;
       if (remaining <= 0) {
         throw invalidRequest(`Charge ${charge.id} has already been refunded.`, { code: 'charge_already_refunded' });
@@ -115,6 +130,7 @@ export const createRefund: Endpoint = {
         transfer_reversal: null,
       };
       ctx.account.refunds.set(refund.id, refund);
+      ctx.counters.payment('refunds');
       charge.amount_refunded += amount;
       charge.refunded = charge.amount_refunded === charge.amount;
       const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };

@@ -14,6 +14,8 @@ export interface AccountState {
   paymentIntents: Map<string, Stripe.PaymentIntent>;
   charges: Map<string, Stripe.Charge>;
   refunds: Map<string, Stripe.Refund>;
+  /** PaymentIntents in `requires_capture`: the holds that can lapse (src/stripe-emulator/holds.ts). */
+  heldPaymentIntents: Set<string>;
   events: EventLog;
 }
 
@@ -35,6 +37,7 @@ export class Store {
       paymentIntents: new Map(),
       charges: new Map(),
       refunds: new Map(),
+      heldPaymentIntents: new Set(),
       events: new EventLog((event) => {
         this.onEvent(created, event);
       }),

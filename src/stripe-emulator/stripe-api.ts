@@ -3,6 +3,7 @@ import type { Endpoint } from './endpoint.js';
 import { listEvents, retrieveEvent } from './event-endpoints.js';
 import {
   cancelPaymentIntent,
+  capturePaymentIntent,
   confirmPaymentIntent,
   createPaymentIntent,
   listPaymentIntents,
@@ -19,6 +20,7 @@ export const STRIPE_ENDPOINTS: readonly Endpoint[] = [
   searchPaymentIntents,
   retrievePaymentIntent,
   confirmPaymentIntent,
+  capturePaymentIntent,
   cancelPaymentIntent,
   retrieveCharge,
   createRefund,

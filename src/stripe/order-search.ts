@@ -16,3 +16,13 @@ export async function findSucceededPaymentIntent(stripe: Stripe, orderId: string
   }
   return succeeded[0] ?? null;
 }
+
+/**
+ * Every PaymentIntent carrying the order's `order_id` metadata, whatever its status: what the
+ * compensations and the reconciliation consult when our own records cannot say. Subject to the
+ * same search lag.
+ */
+export async function findOrderPaymentIntents(stripe: Stripe, orderId: string): Promise<Stripe.PaymentIntent[]> {
+  const found = await stripe.paymentIntents.search({ query: `metadata['order_id']:'${orderId}'`, limit: 100 });
+  return found.data;
+}

@@ -46,13 +46,16 @@ export interface ObjectState {
 /**
  * A PaymentIntent moves forward through these, whatever order their events arrive in: it never
  * returns from succeeded to processing, and a refund only follows a success. A decline ranks
- * below success because Stripe lets a failed PaymentIntent be confirmed again and succeed.
+ * below the end because Stripe lets a failed PaymentIntent be confirmed again. A hold
+ * (`amount_capturable_updated`, status requires_capture) ranks with it, below its own end:
+ * captured (succeeded) or voided (canceled); a hold never fails, so the newer of the two stands.
  */
 const PAYMENT_INTENT_RANK: Readonly<Record<string, { status: string; rank: number }>> = {
   'payment_intent.created': { status: 'created', rank: 0 },
   'payment_intent.requires_action': { status: 'requires_action', rank: 1 },
   'payment_intent.processing': { status: 'processing', rank: 1 },
   'payment_intent.payment_failed': { status: 'payment_failed', rank: 2 },
+  'payment_intent.amount_capturable_updated': { status: 'requires_capture', rank: 2 },
   'payment_intent.canceled': { status: 'canceled', rank: 3 },
   'payment_intent.succeeded': { status: 'succeeded', rank: 3 },
 };

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PaymentEvent } from '../domain/payment-event.js';
 import { workflowIdForOrder } from '../domain/order-input.js';
-import { paymentEventSignal } from '../workflows/signals.js';
+import { paymentEventSignal } from '../workflows/messages.js';
 
 /** Delivers one event to the order's workflow; resolves 'no-workflow' when none is running. */
 export type SignalPaymentEvent = (orderId: string, event: PaymentEvent) => Promise<'signalled' | 'no-workflow'>;

@@ -22,16 +22,41 @@ export const FORWARD_ACTIVITY_OPTIONS: ActivityOptions = {
 };
 
 /**
- * The charge. Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
+ * The authorization (and the charge-first shape's charge). Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
  * attempt is still talking to Stripe when Temporal gives up on it at that limit; a dead worker's
  * attempt is given up after the heartbeat timeout. After ten minutes of failed
- * attempts the outcome counts as unknown and the saga compensates; the refund resolves it.
+ * attempts the outcome counts as unknown and the saga compensates; the void (the refund, for a
+ * charge) resolves it.
  */
 export const PAYMENT_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '60s',
   heartbeatTimeout: HEARTBEAT_TIMEOUT,
   scheduleToCloseTimeout: '10m',
   retry: RETRY_FOREVER,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
+ * The capture. Its attempts are not bounded here but by the hold itself: the saga races the
+ * capture against a durable timer set to the hold's `capture_before` less a margin, and voids the
+ * hold when the timer wins. Giving up sooner would void an order whose money is still there.
+ */
+export const CAPTURE_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '60s',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: RETRY_FOREVER,
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};
+
+/**
+ * The settlement of an asynchronous payment reads Stripe (and, past its deadline, cancels under
+ * its own key). It is retried until Stripe answers: an outage delays a settlement, it must not
+ * compensate the order.
+ */
+export const SETTLEMENT_ACTIVITY_OPTIONS: ActivityOptions = {
+  startToCloseTimeout: '60s',
+  heartbeatTimeout: HEARTBEAT_TIMEOUT,
+  retry: { ...RETRY_FOREVER, maximumInterval: '1m' },
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
 };
 

@@ -1,2 +1,3 @@
-export { orderPaymentSaga, statusQuery } from './order-payment-saga.js';
+export { orderPaymentSaga } from './order-payment-saga.js';
 export { merchantRefund } from './merchant-refund.js';
+export { paymentEventSignal, paymentOutcomeUpdate, statusQuery } from './messages.js';

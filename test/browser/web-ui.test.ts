@@ -15,6 +15,7 @@ import { startStripeEmulator } from '../../src/stripe-emulator/index.js';
 import { createStripeClient } from '../../src/stripe/client.js';
 import { createOrderWorker } from '../../src/temporal/order-worker.js';
 import { createTestDatabase } from '../support/database.js';
+import { refuseCompletion } from '../support/refuse-completion.js';
 
 /** Debian's Chromium package (`apt-get install chromium`); playwright-core downloads no browser. */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -40,7 +41,7 @@ const order: OrderInput = {
   amount: 2500,
   currency: 'usd',
   paymentMethod: 'pm_card_visa',
-  sku: 'sku-sold-out',
+  sku: 'sku-widget',
   quantity: 1,
 };
 
@@ -89,9 +90,11 @@ beforeAll(async () => {
     await running;
   });
 
-  // Sold out between cart and payment: the charge succeeds, the allocation fails, the saga
-  // refunds and reverses the ledger.
-  await setStock(db.pool, order.sku, 0);
+  // The order is held, reserved and captured, and then cannot be confirmed (this database refuses
+  // to let any order complete): the saga refunds the capture with the ledger's reversal, finds the
+  // hold captured so there is nothing to void, and releases the reservation.
+  await setStock(db.pool, order.sku, 10);
+  await refuseCompletion(db.pool);
   const connection = await Connection.connect({ address: server.address });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: NAMESPACE });
@@ -147,11 +150,12 @@ async function expectRenderedMarkdown(text: string): Promise<void> {
 describe("the Temporal Web UI tells a compensated run's story", () => {
   it('labels each step by its downstream, and the compensations as such, on the timeline', async () => {
     await page.goto(runPage('timeline'), { waitUntil: 'networkidle' });
-    await expectVisible(`Stripe: charge 2500 USD (minor units) to customer ${order.customerId}`);
-    await expectVisible(`Postgres: allocate 1 × ${order.sku}`);
-    await expectVisible('Compensation · Stripe: refund the charge');
-    await expectVisible('Compensation · Postgres ledger: reverse the charge');
-    await expectVisible(`Compensation · Postgres: release 1 × ${order.sku}`);
+    await expectVisible(`Postgres: reserve 1 × ${order.sku}`);
+    await expectVisible(`Stripe: hold 2500 USD (minor units) on customer ${order.customerId}'s card`);
+    await expectVisible('Stripe + ledger: capture 2500 of hold');
+    await expectVisible('Compensation · Stripe + ledger: refund what was captured');
+    await expectVisible('Compensation · Stripe: void the hold (free)');
+    await expectVisible(`Compensation · Postgres: release the reservation of 1 × ${order.sku}`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-timeline.png') });
     if (process.env.WEB_UI_SCREENSHOT_TO_DOCS === '1') {
       await mkdir(path.dirname(DOCS_SCREENSHOT), { recursive: true });
@@ -161,7 +165,7 @@ describe("the Temporal Web UI tells a compensated run's story", () => {
 
   it('names the idempotency key of each side effect in the event history', async () => {
     await page.goto(runPage('history'), { waitUntil: 'networkidle' });
-    for (const activityId of ['charge-payment', 'allocate-stock', 'refund-payment', 'record-refund', 'release-stock']) {
+    for (const activityId of ['reserve-stock', 'authorize-payment', 'capture-payment', 'refund-capture', 'void-authorization', 'release-stock']) {
       await expectVisible(`key ${runId}/${activityId}`);
     }
     await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-history.png') });

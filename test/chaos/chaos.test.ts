@@ -4,7 +4,7 @@ import { formatChaosSummary } from '../../src/chaos/summary.js';
 
 /**
  * The short chaos run: 100 orders through two worker processes while every kind of fault
- * strikes for 20 s, then every order must have ended and I1–I7 must hold. A SIGKILLed worker's
+ * strikes for 20 s, then every order must have ended and I1–I8 must hold. A SIGKILLed worker's
  * activity is retried once its heartbeat timeout (10 s) passes, after a backoff; the run allows
  * 90 s after the faults for the last orders to end.
  */
@@ -32,6 +32,9 @@ describe('chaos run', () => {
     expect(report.faults.resets, summary).toBe(report.faults.resetsPlanned);
     expect(report.faults.resetsPlanned, summary).toBe(2);
     expect(report.replays.servedByStripe, summary).toBeGreaterThan(0);
+    // Money moved and was undone under the faults too: captures, and cancelled orders voided or refunded.
+    expect(report.money.captured, summary).toBeGreaterThan(0);
+    expect(report.money.voided + report.money.refunded, summary).toBeGreaterThan(0);
     expect(Object.keys(report.outcomes), summary).toEqual(expect.arrayContaining(['completed', 'declined', 'compensated']));
   }, 240_000);
 });

@@ -6,17 +6,17 @@ import type { FailpointName } from '../../src/failpoints/failpoint.js';
 import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
-import { availableStock, keyRecord, ledgerTransactions, orderRow, stockAllocations } from '../support/order-state.js';
+import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { stopWorkerProcesses } from '../support/worker-process.js';
 import { SagaHistory } from '../support/workflow-history.js';
 
 /**
  * Row 4 inside the compensations, and a crash inside each compensation: the worker process
- * SIGKILLs itself in the refund, the ledger reversal or the stock release, and a fresh worker
- * process finishes the undo. The order is charged and its stock allocated, then its
- * confirmation is refused (a trigger stands in for a database that will not take the write)
- * and the order is cancelled, so every compensation has something to undo.
+ * SIGKILLs itself in the refund, the void or the stock release, and a fresh worker process
+ * finishes the undo. For the refund, the order is captured and then its confirmation is refused
+ * (a trigger stands in for a database that will not take the write) and the order is cancelled;
+ * for the void, the capture cannot get through and the order is cancelled with its hold in place.
  */
 const harnesses: SagaHarness[] = [];
 afterAll(async () => {
@@ -41,43 +41,59 @@ async function refuseCompletion(harness: SagaHarness): Promise<void> {
       for each row when (new.status = 'completed') execute function refuse_completion();`);
 }
 
-/** Cancels the order once its confirmation has been refused: charged and allocated, not completed. */
-async function cancelWhileConfirmationIsRefused(handle: WorkflowHandle<typeof orderPaymentSaga>): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      const { raw } = await handle.describe();
-      const confirm = raw.pendingActivities?.find((activity) => activity.activityId === ActivityId.confirmOrder);
-      expect(confirm?.lastFailure?.message).toContain('may not complete');
-    },
-    { timeout: 120_000, interval: 250 },
-  );
-  await handle.cancel();
+/** Cancels the order once the named step has failed at least once. */
+function cancelOnceFailing(activityId: string, message: string) {
+  return async (handle: WorkflowHandle<typeof orderPaymentSaga>): Promise<void> => {
+    await vi.waitFor(
+      async () => {
+        const { raw } = await handle.describe();
+        const pending = raw.pendingActivities?.find((activity) => activity.activityId === activityId);
+        expect(pending?.lastFailure?.message).toContain(message);
+      },
+      { timeout: 120_000, interval: 250 },
+    );
+    await handle.cancel();
+  };
 }
 
-async function crashDuringCompensation(failpoint: FailpointName): Promise<{ harness: SagaHarness; run: CrashRun }> {
+/** Captured and reserved, not completed: every compensation has something to undo. */
+async function crashWhileRefunding(failpoint: FailpointName): Promise<{ harness: SagaHarness; run: CrashRun }> {
   const harness = await startSagaHarness({ worker: false });
   harnesses.push(harness);
   const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
   await refuseCompletion(harness);
-  const run = await crashThenRecover(harness, order, failpoint, cancelWhileConfirmationIsRefused);
+  const run = await crashThenRecover(harness, order, failpoint, cancelOnceFailing(ActivityId.confirmOrder, 'may not complete'));
   return { harness, run };
 }
 
-/** One charge, one refund of all of it, each booked once, the stock returned once: whatever the crash interrupted. */
-async function expectCompensatedOnce(harness: SagaHarness, run: CrashRun) {
-  const { order } = run;
-  // The cancel reaches the confirmation between attempts (the run ends cancelled) or during one
-  // (the attempt fails, the saga compensates for it and returns): compensated either way.
+/** Held and reserved, never captured: the void and the release have something to undo. */
+async function crashWhileVoiding(failpoint: FailpointName): Promise<{ harness: SagaHarness; run: CrashRun }> {
+  const harness = await startSagaHarness({ worker: false });
+  harnesses.push(harness);
+  const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
+  harness.emulator.addFault({ kind: 'fail_before_execution', status: 500, method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: order.orderId, count: 1_000 });
+  const run = await crashThenRecover(harness, order, failpoint, cancelOnceFailing(ActivityId.capturePayment, ''));
+  return { harness, run };
+}
+
+/** The cancel reaches a failing step between attempts (the run ends cancelled) or during one (it compensates and returns). */
+function expectCompensatedEnding(run: CrashRun) {
   if (run.ending.ended === 'returned') expect(run.ending.result.status).toBe('compensated');
+}
+
+/** One capture, one refund of all of it, each booked once, the stock returned once: whatever the crash interrupted. */
+async function expectRefundedOnce(harness: SagaHarness, run: CrashRun) {
+  const { order } = run;
+  expectCompensatedEnding(run);
   const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
   expect(stripe.succeeded).toHaveLength(1);
-  const charge = stripe.succeeded[0];
+  const captured = stripe.succeeded[0];
   expect(stripe.refunds.map((refund) => [refund.payment_intent, refund.amount, refund.status])).toEqual([
-    [charge?.id, order.amount, 'succeeded'],
+    [captured?.id, order.amount, 'succeeded'],
   ]);
   const refundId = stripe.refunds[0]?.id;
   expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([
-    { kind: 'charge', amount_minor: order.amount, stripe_object_id: charge?.id },
+    { kind: 'charge', amount_minor: order.amount, stripe_object_id: captured?.id },
     { kind: 'refund', amount_minor: order.amount, stripe_object_id: refundId },
   ]);
   expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([{ quantity: QUANTITY, state: 'released' }]);
@@ -86,48 +102,64 @@ async function expectCompensatedOnce(harness: SagaHarness, run: CrashRun) {
   await harness.expectInvariants([order.orderId]);
 }
 
+/** One hold, voided once, nothing captured or refunded, the stock returned once. */
+async function expectVoidedOnce(harness: SagaHarness, run: CrashRun) {
+  const { order } = run;
+  expectCompensatedEnding(run);
+  const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
+  expect(stripe.intents.map((intent) => [intent.status, intent.amount_received])).toEqual([['canceled', 0]]);
+  expect(stripe.refunds).toEqual([]);
+  expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([]);
+  expect(await paymentHold(harness.db.pool, order.orderId)).toMatchObject({ state: 'voided' });
+  expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([{ quantity: QUANTITY, state: 'released' }]);
+  expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED);
+  expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'compensated', refund_id: null });
+  await harness.expectInvariants([order.orderId]);
+}
+
 describe.concurrent('failure matrix: the worker is killed inside each compensation', () => {
   it(
     'compensation crash: worker killed after Stripe made the refund, before recording it: the retry replays under the same key, one refund',
     async () => {
-      const { harness, run } = await crashDuringCompensation('refund.after-stripe');
+      const { harness, run } = await crashWhileRefunding('refund.after-stripe');
       const counters = harness.emulator.counters();
 
-      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.refundPayment)).toBe(2);
-      // The charge, the refund, and the refund re-sent under its key and replayed.
-      expect(counters.requests).toBe(3);
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.refundCapture)).toBe(2);
+      // The authorization, the capture, the refund, and the refund re-sent under its key and replayed.
+      expect(counters.requests).toBe(4);
       expect(counters.replays).toBe(1);
-      const refundKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.refundPayment });
+      const refundKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.refundCapture });
       expect(await keyRecord(harness.db.pool, 'stripe.refund', refundKey)).toEqual({ state: 'completed', attempts: 2 });
-      await expectCompensatedOnce(harness, run);
+      await expectRefundedOnce(harness, run);
     },
     CRASH_TEST_TIMEOUT_MS,
   );
 
   it(
-    'compensation crash: worker killed after the refund outcome committed, before completing: the retry is answered from Postgres, one refund',
+    'row 4 in compensation: worker killed after the refund and its ledger reversal committed, before completing: the retry is answered from Postgres, one refund',
     async () => {
-      const { harness, run } = await crashDuringCompensation('refund.after-commit');
+      const { harness, run } = await crashWhileRefunding('refund.after-ledger');
       const counters = harness.emulator.counters();
 
-      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.refundPayment)).toBe(2);
-      expect(counters.requests).toBe(2);
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.refundCapture)).toBe(2);
+      expect(counters.requests).toBe(3);
       expect(counters.replays).toBe(0);
-      const refundKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.refundPayment });
+      const refundKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.refundCapture });
       expect(await keyRecord(harness.db.pool, 'stripe.refund', refundKey)).toEqual({ state: 'completed', attempts: 2 });
-      await expectCompensatedOnce(harness, run);
+      await expectRefundedOnce(harness, run);
     },
     CRASH_TEST_TIMEOUT_MS,
   );
 
   it(
-    'row 4 in compensation: worker killed after the ledger reversal committed, before completing: the retry is a no-op, the ledger reversed once',
+    'compensation crash: worker killed after Stripe voided the hold, before recording it: the retry replays under the same key, one void, nothing refunded',
     async () => {
-      const { harness, run } = await crashDuringCompensation('record-refund.after-ledger');
+      const { harness, run } = await crashWhileVoiding('void.after-stripe');
 
-      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.recordRefund)).toBe(2);
-      expect(harness.emulator.counters().requests).toBe(2);
-      await expectCompensatedOnce(harness, run);
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.voidAuthorization)).toBe(2);
+      const voidKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.voidAuthorization });
+      expect(await keyRecord(harness.db.pool, 'stripe.void', voidKey)).toEqual({ state: 'completed', attempts: 2 });
+      await expectVoidedOnce(harness, run);
     },
     CRASH_TEST_TIMEOUT_MS,
   );
@@ -135,10 +167,10 @@ describe.concurrent('failure matrix: the worker is killed inside each compensati
   it(
     'row 4 in compensation: worker killed after the stock release committed, before completing: the retry releases nothing, stock returned once',
     async () => {
-      const { harness, run } = await crashDuringCompensation('release-stock.after-commit');
+      const { harness, run } = await crashWhileRefunding('release-stock.after-commit');
 
       expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.releaseStock)).toBe(2);
-      await expectCompensatedOnce(harness, run);
+      await expectRefundedOnce(harness, run);
     },
     CRASH_TEST_TIMEOUT_MS,
   );

@@ -4,16 +4,17 @@ import type { OrderInput } from '../../src/domain/order-input.js';
 import type { FailpointName } from '../../src/failpoints/failpoint.js';
 import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
-import { availableStock, keyRecord, ledgerTransactions, orderRow, stockAllocations } from '../support/order-state.js';
+import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { stopWorkerProcesses } from '../support/worker-process.js';
 import { SagaHistory } from '../support/workflow-history.js';
 
 /**
- * Rows 4 and 5 on the forward path: the worker process SIGKILLs itself inside the charge or
- * the allocation, after its side effect and before it reports completion; a fresh worker
- * process picks up Temporal's retry once the dead worker's heartbeats stop. Each test has its own
- * database, emulator and task queue, so the tests wait out their heartbeat timeouts side by side.
+ * Rows 4, 5 and 15 on the forward path: the worker process SIGKILLs itself inside the
+ * reservation, the authorization or the capture, after its side effect and before it reports
+ * completion; a fresh worker process picks up Temporal's retry once the dead worker's heartbeats
+ * stop. Each test has its own database, emulator and task queue, so the tests wait out their
+ * heartbeat timeouts side by side.
  */
 const harnesses: SagaHarness[] = [];
 afterAll(async () => {
@@ -34,71 +35,90 @@ async function crashDuringOrder(failpoint: FailpointName): Promise<{ harness: Sa
   return { harness, run: { ...run, result: run.ending.result } };
 }
 
-/** One charge, booked once, stock taken once, the order completed: whatever the crash interrupted. */
+/** One hold, captured once and booked once, stock taken once, the order completed: whatever the crash interrupted. */
 async function expectCompletedOnce(harness: SagaHarness, order: OrderInput, paymentIntentId: string | null, originalRunId: string) {
   expect(paymentIntentId).toMatch(/^pi_/);
   const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
-  expect(stripe.intents.map((intent) => [intent.id, intent.status])).toEqual([[paymentIntentId, 'succeeded']]);
-  expect(stripe.succeeded[0]?.metadata).toMatchObject({ run_id: originalRunId, activity_id: ActivityId.chargePayment });
+  expect(stripe.intents.map((intent) => [intent.id, intent.status, intent.amount_received])).toEqual([[paymentIntentId, 'succeeded', order.amount]]);
+  expect(stripe.succeeded[0]?.metadata).toMatchObject({ run_id: originalRunId, activity_id: ActivityId.authorizePayment });
   expect(stripe.refunds).toEqual([]);
   expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([
     { kind: 'charge', amount_minor: order.amount, stripe_object_id: paymentIntentId },
   ]);
+  expect(await paymentHold(harness.db.pool, order.orderId)).toMatchObject({ payment_intent_id: paymentIntentId, state: 'captured', amount_captured: order.amount });
   expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([{ quantity: QUANTITY, state: 'allocated' }]);
   expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED - QUANTITY);
   expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'completed', payment_intent_id: paymentIntentId });
   await harness.expectInvariants([order.orderId]);
 }
 
-describe.concurrent('failure matrix rows 4 and 5: the worker is killed inside a forward step', () => {
+describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed inside a forward step', () => {
   it(
-    'row 5: worker killed after Stripe answered the charge, before recording it: the retry replays under the same key, one charge',
+    'row 15: worker killed after Stripe captured, before the capture was recorded: the retry replays under the same key, one capture, booked once',
     async () => {
-      const { harness, run } = await crashDuringOrder('charge.after-stripe');
+      const { harness, run } = await crashDuringOrder('capture.after-stripe');
       // Read before any check touches Stripe: the saga's own requests only.
       const counters = harness.emulator.counters();
 
       const history = await SagaHistory.of(run.handle);
-      expect(history.completedAttempt(ActivityId.chargePayment)).toBe(2);
-      // Temporal gave up on the dead worker's attempt when its heartbeats stopped, not a minute
-      // later at start-to-close.
-      expect(history.previousAttemptEnding(ActivityId.chargePayment)).toBe('HEARTBEAT');
-      // The second attempt re-sent the charge under the first attempt's key; Stripe replayed it.
-      expect(counters.requests).toBe(2);
+      expect(history.completedAttempt(ActivityId.capturePayment)).toBe(2);
+      // Temporal gave up on the dead worker's attempt when its heartbeats stopped.
+      expect(history.previousAttemptEnding(ActivityId.capturePayment)).toBe('HEARTBEAT');
+      // The authorization, the capture, and the capture re-sent under its key and replayed.
+      expect(counters.requests).toBe(3);
       expect(counters.replays).toBe(1);
-      const chargeKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.chargePayment });
-      expect(await keyRecord(harness.db.pool, 'stripe.charge', chargeKey)).toEqual({ state: 'completed', attempts: 2 });
+      const captureKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.capturePayment });
+      expect(await keyRecord(harness.db.pool, 'stripe.capture', captureKey)).toEqual({ state: 'completed', attempts: 2 });
       await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
     },
     CRASH_TEST_TIMEOUT_MS,
   );
 
   it(
-    'row 4: worker killed after the charge and its ledger entry committed, before completing: the retry is answered from Postgres, one ledger transaction',
+    'row 4: worker killed after the capture and its ledger charge committed, before completing: the retry is answered from Postgres, one ledger transaction',
     async () => {
-      const { harness, run } = await crashDuringOrder('charge.after-ledger');
+      const { harness, run } = await crashDuringOrder('capture.after-ledger');
       const counters = harness.emulator.counters();
 
-      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.chargePayment)).toBe(2);
+      expect((await SagaHistory.of(run.handle)).completedAttempt(ActivityId.capturePayment)).toBe(2);
       // The retry found its key completed and never called Stripe.
-      expect(counters.requests).toBe(1);
+      expect(counters.requests).toBe(2);
       expect(counters.replays).toBe(0);
-      const chargeKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.chargePayment });
-      expect(await keyRecord(harness.db.pool, 'stripe.charge', chargeKey)).toEqual({ state: 'completed', attempts: 2 });
+      const captureKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.capturePayment });
+      expect(await keyRecord(harness.db.pool, 'stripe.capture', captureKey)).toEqual({ state: 'completed', attempts: 2 });
       await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
     },
     CRASH_TEST_TIMEOUT_MS,
   );
 
   it(
-    'row 4: worker killed after the stock allocation committed, before completing: the retry allocates nothing, stock taken once',
+    'row 5: worker killed after Stripe placed the hold, before recording it: the retry replays under the same key, one hold',
     async () => {
-      const { harness, run } = await crashDuringOrder('allocate.after-commit');
+      const { harness, run } = await crashDuringOrder('authorize.after-stripe');
+      const counters = harness.emulator.counters();
 
       const history = await SagaHistory.of(run.handle);
-      expect(history.completedAttempt(ActivityId.allocateStock)).toBe(2);
-      expect(history.previousAttemptEnding(ActivityId.allocateStock)).toBe('HEARTBEAT');
-      expect(harness.emulator.counters().requests).toBe(1);
+      expect(history.completedAttempt(ActivityId.authorizePayment)).toBe(2);
+      expect(history.previousAttemptEnding(ActivityId.authorizePayment)).toBe('HEARTBEAT');
+      // The authorization, its replay under the same key, and the capture.
+      expect(counters.requests).toBe(3);
+      expect(counters.replays).toBe(1);
+      const authorizationKey = deriveIdempotencyKey({ runId: run.runId, activityId: ActivityId.authorizePayment });
+      expect(await keyRecord(harness.db.pool, 'stripe.authorize', authorizationKey)).toEqual({ state: 'completed', attempts: 2 });
+      await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
+    },
+    CRASH_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'row 4: worker killed after the reservation committed, before completing: the retry reserves nothing more, stock taken once',
+    async () => {
+      const { harness, run } = await crashDuringOrder('reserve.after-commit');
+
+      const history = await SagaHistory.of(run.handle);
+      expect(history.completedAttempt(ActivityId.reserveStock)).toBe(2);
+      expect(history.previousAttemptEnding(ActivityId.reserveStock)).toBe('HEARTBEAT');
+      expect(harness.emulator.counters().requests).toBe(2);
       await expectCompletedOnce(harness, run.order, run.result.paymentIntentId, run.runId);
     },
     CRASH_TEST_TIMEOUT_MS,

@@ -21,14 +21,15 @@ beforeAll(async () => {
 });
 afterAll(() => harness.close());
 
-/** Pre-uses the saga's charge key with another payload: what a key collision looks like to Stripe. */
-function preUseChargeKey(key: string, order: OrderInput) {
+/** Pre-uses the saga's authorization key with another payload: what a key collision looks like to Stripe. */
+function preUseAuthorizationKey(key: string, order: OrderInput) {
   return harness.stripe.paymentIntents.create(
     {
       amount: order.amount + 100,
       currency: order.currency,
       payment_method: 'pm_card_visa',
       confirm: true,
+      capture_method: 'manual',
       automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
       description: 'another intent that happened to get the same key',
     },
@@ -51,7 +52,7 @@ async function ledgerRows(orderId: string) {
 
 describe('failure matrix row 3: one key, different payload', () => {
   it('row 3 (Stripe) / I7: the same Idempotency-Key with other parameters is refused with StripeIdempotencyError, the second payload not applied', async () => {
-    const key = `${randomUUID()}/charge-payment`;
+    const key = `${randomUUID()}/authorize-payment`;
     const params: Stripe.PaymentIntentCreateParams = {
       amount: 1200,
       currency: 'usd',
@@ -73,29 +74,29 @@ describe('failure matrix row 3: one key, different payload', () => {
     expect(underKey.map((intent) => [intent.id, intent.amount])).toEqual([[first.id, 1200]]);
   });
 
-  it('row 3 (charge activity) / I7: a charge key Stripe already holds for another payload fails non-retryably as IdempotencyConflict, and nothing is charged or booked', async () => {
+  it('row 3 (authorization activity) / I7: an authorization key Stripe already holds for another payload fails non-retryably as IdempotencyConflict, and nothing is held or booked', async () => {
     const order = await harness.newOrder();
     const runId = randomUUID();
     const workflowId = workflowIdForOrder(order.orderId);
     await recordOrder(harness.db.pool, order, workflowId);
-    const key = `${runId}/${ActivityId.chargePayment}`;
-    const other = await preUseChargeKey(key, order);
-    const { chargePayment } = createActivities({ db: harness.db.pool, stripe: harness.stripe });
-    const env = new MockActivityEnvironment({ activityId: ActivityId.chargePayment }, { logger: new DefaultLogger('WARN') });
+    const key = `${runId}/${ActivityId.authorizePayment}`;
+    const other = await preUseAuthorizationKey(key, order);
+    const { authorizePayment } = createActivities({ db: harness.db.pool, stripe: harness.stripe });
+    const env = new MockActivityEnvironment({ activityId: ActivityId.authorizePayment }, { logger: new DefaultLogger('WARN') });
 
-    const failure = await env.run(chargePayment, { order, workflowId, originalRunId: runId }).catch((error: unknown) => error);
+    const failure = await env.run(authorizePayment, { order, workflowId, originalRunId: runId }).catch((error: unknown) => error);
 
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: FailureType.IdempotencyConflict, nonRetryable: true });
     const { rows: keys } = await harness.db.pool.query<{ state: string; result: { failure: string } }>(
-      `select state, result from activity_idempotency where scope = 'stripe.charge' and idempotency_key = $1`,
+      `select state, result from activity_idempotency where scope = 'stripe.authorize' and idempotency_key = $1`,
       [key],
     );
     expect(keys).toEqual([{ state: 'failed', result: expect.objectContaining({ failure: FailureType.IdempotencyConflict }) as unknown }]);
 
     // A retry of the activity answers the same failure from Postgres, without asking Stripe.
     const requestsBefore = harness.emulator.counters().requests;
-    const again = await env.run(chargePayment, { order, workflowId, originalRunId: runId }).catch((error: unknown) => error);
+    const again = await env.run(authorizePayment, { order, workflowId, originalRunId: runId }).catch((error: unknown) => error);
     expect(again).toMatchObject({ type: FailureType.IdempotencyConflict, nonRetryable: true });
     expect(harness.emulator.counters().requests).toBe(requestsBefore);
 
@@ -106,11 +107,11 @@ describe('failure matrix row 3: one key, different payload', () => {
     expect(await orderState(order.orderId)).toMatchObject({ status: 'pending', payment_intent_id: null });
   });
 
-  it('row 3 (saga) / I7 + I6: a workflow whose charge key is taken by another payload ends compensated with reason IdempotencyConflict; no charge, no refund, no ledger entry', async () => {
+  it('row 3 (saga) / I7 + I6: a workflow whose authorization key is taken by another payload ends compensated with reason IdempotencyConflict; no hold, no refund, no ledger entry', async () => {
     const order = await harness.newOrder();
-    // The worker is not running yet: the run exists, so its key can be taken before it charges.
+    // The worker is not running yet: the run exists, so its key can be taken before it authorizes.
     const started = await harness.start(order);
-    await preUseChargeKey(`${started.runId}/${ActivityId.chargePayment}`, order);
+    await preUseAuthorizationKey(`${started.runId}/${ActivityId.authorizePayment}`, order);
     await harness.startWorker();
 
     const result = await started.handle.result();
@@ -122,7 +123,7 @@ describe('failure matrix row 3: one key, different payload', () => {
     expect(stripe.refunds).toEqual([]);
     expect(await ledgerRows(order.orderId)).toEqual([]);
     expect(await orderState(order.orderId)).toMatchObject({ status: 'compensated', payment_intent_id: null });
-    // The charge was never retried: one activity attempt, failed for good.
+    // The authorization was never retried: one activity attempt, failed for good.
     const history = await started.handle.fetchHistory();
     const chargeFailures = (history.events ?? []).filter(
       (event) => event.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type === FailureType.IdempotencyConflict,
@@ -166,7 +167,7 @@ describe('failure matrix row 3: one key, different payload', () => {
     await harness.startWorker();
     const result = await first.handle.result();
     expect(result.status).toBe('completed');
-    expect((await stripeObjectsFor(harness.stripe, order.orderId)).succeeded.map((intent) => intent.amount)).toEqual([order.amount]);
+    expect((await stripeObjectsFor(harness.stripe, order.orderId)).succeeded.map((intent) => intent.amount_received)).toEqual([order.amount]);
     await harness.expectInvariants([order.orderId]);
   });
 });

@@ -1,6 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ActivityId } from '../../src/domain/activity-ids.js';
+import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { keyRecord, ledgerTransactions, paymentHold } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
+import { endingOf } from '../support/workflow-ending.js';
 
+/**
+ * Rows 1 and 14: Stripe commits, but its answer never arrives. Two drops each time: the first
+ * answer and the SDK's own single retry of it are both lost, so the activity attempt fails and
+ * Temporal retries the activity under the same key, and Stripe replays its saved answer.
+ */
 let harness: SagaHarness;
 
 beforeAll(async () => {
@@ -8,11 +17,9 @@ beforeAll(async () => {
 });
 afterAll(() => harness.close());
 
-describe('failure matrix row 1: Stripe commits the charge but the response is lost', () => {
-  it('row 1 / I1: the activity retry is answered by Stripe idempotent replay, so there is exactly one charge', async () => {
+describe('failure matrix rows 1 and 14: Stripe commits but the response is lost', () => {
+  it('rows 1 and 14 / I1: the authorization\'s answer is lost twice: the retry is answered by Stripe\'s replay, one hold, captured once', async () => {
     const order = await harness.newOrder();
-    // Two drops: the first answer and the SDK's own single retry of it are both lost, so the
-    // activity attempt fails and Temporal retries the activity under the same key.
     harness.emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, count: 2 });
     const before = harness.emulator.counters();
 
@@ -21,30 +28,69 @@ describe('failure matrix row 1: Stripe commits the charge but the response is lo
 
     expect(result).toMatchObject({ status: 'completed', orderId: order.orderId, refundId: null });
     const after = harness.emulator.counters();
-    // Stripe executed once and answered three times: dropped, dropped (SDK retry), then served
-    // to the activity's second attempt, both later answers from its saved response.
+    expect(after.faults.drop_response - before.faults.drop_response).toBe(2);
+    // Stripe executed the authorization once and answered it three times: dropped, dropped (the
+    // SDK's retry), then to the activity's second attempt; both later answers from its saved copy.
+    expect(after.replays - before.replays).toBe(2);
+    const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
+    expect(stripe.intents.map((intent) => [intent.id, intent.status, intent.amount_received])).toEqual([[result.paymentIntentId, 'succeeded', order.amount]]);
+    expect(stripe.refunds).toEqual([]);
+    expect(stripe.succeeded[0]?.metadata).toMatchObject({ run_id: started.runId, activity_id: ActivityId.authorizePayment });
+
+    const authorizationKey = deriveIdempotencyKey({ runId: started.runId, activityId: ActivityId.authorizePayment });
+    expect(await keyRecord(harness.db.pool, 'stripe.authorize', authorizationKey)).toEqual({ state: 'completed', attempts: 2 });
+    expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([
+      { kind: 'charge', amount_minor: order.amount, stripe_object_id: result.paymentIntentId },
+    ]);
+    await harness.expectInvariants([order.orderId]);
+  });
+
+  it('row 14 / I1: the capture\'s answer is lost twice: the retry is answered by Stripe\'s replay, captured once, booked once', async () => {
+    const order = await harness.newOrder();
+    harness.emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: order.orderId, count: 2 });
+    const before = harness.emulator.counters();
+
+    const started = await harness.start(order);
+    const result = await started.handle.result();
+
+    expect(result.status).toBe('completed');
+    const after = harness.emulator.counters();
     expect(after.faults.drop_response - before.faults.drop_response).toBe(2);
     expect(after.replays - before.replays).toBe(2);
-
     const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
-    expect(stripe.intents).toHaveLength(1);
-    expect(stripe.succeeded.map((intent) => intent.id)).toEqual([result.paymentIntentId]);
+    expect(stripe.intents.map((intent) => [intent.status, intent.amount_received])).toEqual([['succeeded', order.amount]]);
+    const captureKey = deriveIdempotencyKey({ runId: started.runId, activityId: ActivityId.capturePayment });
+    expect(await keyRecord(harness.db.pool, 'stripe.capture', captureKey)).toEqual({ state: 'completed', attempts: 2 });
+    expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([
+      { kind: 'charge', amount_minor: order.amount, stripe_object_id: result.paymentIntentId },
+    ]);
+    expect(await paymentHold(harness.db.pool, order.orderId)).toMatchObject({ state: 'captured', amount_captured: order.amount });
+    await harness.expectInvariants([order.orderId]);
+  });
+
+  it('row 14 / I2 + I8: the void\'s answer is lost twice: the retry is answered by Stripe\'s replay, the hold voided once, nothing captured or refunded', async () => {
+    const order = await harness.newOrder();
+    // The capture cannot get through, so the order is cancelled with its hold in place.
+    harness.emulator.addFault({ kind: 'fail_before_execution', status: 500, method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: order.orderId, count: 1_000 });
+    harness.emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents/:id/cancel', orderId: order.orderId, count: 2 });
+    const { handle, runId } = await harness.start(order);
+    await vi.waitFor(() => {
+      expect(harness.emulator.counters().faults.fail_before_execution).toBeGreaterThanOrEqual(2);
+    }, { timeout: 30_000, interval: 50 });
+    const before = harness.emulator.counters();
+    await handle.cancel();
+
+    expect(await endingOf(handle)).toEqual({ ended: 'cancelled' });
+    const after = harness.emulator.counters();
+    expect(after.faults.drop_response - before.faults.drop_response).toBe(2);
+    expect(after.replays - before.replays).toBe(2);
+    const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
+    expect(stripe.intents.map((intent) => [intent.status, intent.amount_received, intent.cancellation_reason])).toEqual([['canceled', 0, 'requested_by_customer']]);
     expect(stripe.refunds).toEqual([]);
-
-    // Both activity attempts presented the one key derived from the original run ID.
-    const chargeKey = `${started.runId}/charge-payment`;
-    expect(stripe.succeeded[0]?.metadata).toMatchObject({ run_id: started.runId, activity_id: 'charge-payment' });
-    const { rows: keys } = await harness.db.pool.query<{ idempotency_key: string; state: string; attempts: number }>(
-      `select idempotency_key, state, attempts from activity_idempotency where scope = 'stripe.charge' and idempotency_key like $1`,
-      [`${started.runId}/%`],
-    );
-    expect(keys).toEqual([{ idempotency_key: chargeKey, state: 'completed', attempts: 2 }]);
-
-    const { rows: ledger } = await harness.db.pool.query<{ kind: string; stripe_object_id: string; amount_minor: number }>(
-      'select kind, stripe_object_id, amount_minor from ledger_transactions where order_id = $1',
-      [order.orderId],
-    );
-    expect(ledger).toEqual([{ kind: 'charge', stripe_object_id: result.paymentIntentId, amount_minor: order.amount }]);
+    const voidKey = deriveIdempotencyKey({ runId, activityId: ActivityId.voidAuthorization });
+    expect(await keyRecord(harness.db.pool, 'stripe.void', voidKey)).toEqual({ state: 'completed', attempts: 2 });
+    expect(await ledgerTransactions(harness.db.pool, order.orderId)).toEqual([]);
+    expect(await paymentHold(harness.db.pool, order.orderId)).toMatchObject({ state: 'voided', amount_captured: null });
     await harness.expectInvariants([order.orderId]);
   });
 });

@@ -9,7 +9,8 @@ import { workflowIdForOrder } from '../../src/domain/order-input.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 
 /**
- * The worker treats a charge key pending for longer than this as one Stripe may have forgotten.
+ * Rows 9 and 19. The worker treats an authorization key pending for longer than this as one
+ * Stripe may have forgotten.
  * In production it is 23 hours; here it is shorter than Temporal's first retry interval (1 s),
  * so the late retry of a test meets the same condition a retry a day later would.
  */
@@ -33,10 +34,10 @@ async function untilFired(ruleId: string, times: number): Promise<void> {
   throw new Error(`fault ${ruleId} did not fire ${times} time(s) within 30 s`);
 }
 
-async function chargeKeyRow(key: string) {
+async function keyRow(scope: 'stripe.authorize' | 'stripe.capture', key: string) {
   const { rows } = await harness.db.pool.query<{ state: string; attempts: number; result: Record<string, unknown> }>(
-    `select state, attempts, result from activity_idempotency where scope = 'stripe.charge' and idempotency_key = $1`,
-    [key],
+    `select state, attempts, result from activity_idempotency where scope = $1 and idempotency_key = $2`,
+    [scope, key],
   );
   return rows[0];
 }
@@ -57,21 +58,21 @@ async function orderRow(orderId: string) {
   return rows[0];
 }
 
-describe('failure matrix row 9: Stripe has forgotten the key and a late retry arrives', () => {
-  it('row 9 / I1 (Stripe charged): the late retry is not re-sent; it finds the charge by order_id and adopts it — one charge, order completed, one ledger charge', async () => {
+describe('failure matrix rows 9 and 19: Stripe has forgotten the key and a late retry arrives', () => {
+  it('row 9 / I1 (Stripe placed the hold): the late retry is not re-sent; it finds the hold by order_id and adopts it — one hold, captured once, order completed', async () => {
     const order = await harness.newOrder();
-    // Stripe charges, but neither the answer nor the SDK's retry of it comes back: the key stays
-    // pending in Postgres and the outcome is unknown.
+    // Stripe places the hold, but neither the answer nor the SDK's retry of it comes back: the
+    // key stays pending in Postgres and the outcome is unknown.
     const lost = harness.emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, count: 2 });
     const before = harness.emulator.counters();
     const started = await harness.start(order);
-    const chargeKey = `${started.runId}/${ActivityId.chargePayment}`;
+    const authorizationKey = `${started.runId}/${ActivityId.authorizePayment}`;
 
     await untilFired(lost.id, 2);
-    expect(await chargeKeyRow(chargeKey)).toMatchObject({ state: 'pending', attempts: 1 });
+    expect(await keyRow('stripe.authorize', authorizationKey)).toMatchObject({ state: 'pending', attempts: 1 });
     // A day passes on Stripe's side before the retry arrives: Stripe no longer knows the key.
     harness.emulator.advanceClock(PAST_STRIPE_RETENTION_MS);
-    const remembered = harness.emulator.state().accounts.flatMap((account) => account.idempotencyKeys).find((entry) => entry.key === chargeKey);
+    const remembered = harness.emulator.state().accounts.flatMap((account) => account.idempotencyKeys).find((entry) => entry.key === authorizationKey);
     expect(remembered?.expiresAtMs).toBeLessThanOrEqual(harness.emulator.now());
 
     const result = await started.handle.result();
@@ -79,26 +80,26 @@ describe('failure matrix row 9: Stripe has forgotten the key and a late retry ar
     expect(result).toMatchObject({ status: 'completed', refundId: null });
     const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
     expect(stripe.intents).toHaveLength(1);
-    expect(stripe.succeeded.map((intent) => intent.id)).toEqual([result.paymentIntentId]);
+    expect(stripe.succeeded.map((intent) => [intent.id, intent.amount_received])).toEqual([[result.paymentIntentId, order.amount]]);
     // The only replay is the SDK's dropped retry: the late activity attempt never re-sent the
-    // forgotten key (a re-send would have been a new charge, or a replay counted here).
+    // forgotten key (a re-send would have placed a second hold, or been a replay counted here).
     expect(harness.emulator.counters().replays - before.replays).toBe(1);
-    expect(await chargeKeyRow(chargeKey)).toMatchObject({
+    expect(await keyRow('stripe.authorize', authorizationKey)).toMatchObject({
       state: 'completed',
       attempts: 2,
-      result: { paymentIntentId: result.paymentIntentId, amount: order.amount, status: 'succeeded' },
+      result: { paymentIntentId: result.paymentIntentId, amount: order.amount, status: 'requires_capture' },
     });
     expect(await ledgerRows(order.orderId)).toEqual([{ kind: 'charge', stripe_object_id: result.paymentIntentId, amount_minor: order.amount }]);
     expect(await orderRow(order.orderId)).toMatchObject({ status: 'completed', payment_intent_id: result.paymentIntentId });
     await harness.expectInvariants([order.orderId]);
   });
 
-  it('row 9 / I1 + I6 (Stripe holds nothing): the late retry fences the key as ChargeAttemptExpired — no charge, order compensated with that reason, and no later attempt can charge', async () => {
+  it('row 9 / I1 + I6 (Stripe holds nothing): the late retry fences the key as PaymentAttemptExpired — no hold, order compensated with that reason, and no later attempt can hold', async () => {
     const order = await harness.newOrder();
-    // The first attempt never reaches Stripe's execution: nothing is charged, the key stays pending.
+    // The first attempt never reaches Stripe's execution: nothing is held, the key stays pending.
     const refused = harness.emulator.addFault({ kind: 'fail_before_execution', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, count: 1 });
     const started = await harness.start(order);
-    const chargeKey = `${started.runId}/${ActivityId.chargePayment}`;
+    const authorizationKey = `${started.runId}/${ActivityId.authorizePayment}`;
 
     await untilFired(refused.id, 1);
     harness.emulator.advanceClock(PAST_STRIPE_RETENTION_MS);
@@ -106,29 +107,59 @@ describe('failure matrix row 9: Stripe has forgotten the key and a late retry ar
     const result = await started.handle.result();
 
     expect(result).toMatchObject({ status: 'compensated', paymentIntentId: null, refundId: null });
-    expect(result.reason).toContain(FailureType.ChargeAttemptExpired);
+    expect(result.reason).toContain(FailureType.PaymentAttemptExpired);
     const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
     expect(stripe.intents).toEqual([]);
     expect(stripe.refunds).toEqual([]);
-    expect(await chargeKeyRow(chargeKey)).toMatchObject({
+    expect(await keyRow('stripe.authorize', authorizationKey)).toMatchObject({
       state: 'failed',
       attempts: 2,
-      result: { failure: FailureType.ChargeAttemptExpired, fenced: true },
+      result: { failure: FailureType.PaymentAttemptExpired, fenced: true },
     });
     expect(await ledgerRows(order.orderId)).toEqual([]);
     const row = await orderRow(order.orderId);
     expect(row).toMatchObject({ status: 'compensated', payment_intent_id: null });
-    expect(row?.status_reason).toContain(FailureType.ChargeAttemptExpired);
+    expect(row?.status_reason).toContain(FailureType.PaymentAttemptExpired);
     await harness.expectInvariants([order.orderId]);
 
     // An even later attempt under the fenced key answers the same failure without calling Stripe.
     const requestsBefore = harness.emulator.counters().requests;
-    const { chargePayment } = createActivities({ db: harness.db.pool, stripe: harness.stripe });
-    const late = await new MockActivityEnvironment({ activityId: ActivityId.chargePayment }, { logger: new DefaultLogger('WARN') })
-      .run(chargePayment, { order, workflowId: workflowIdForOrder(order.orderId), originalRunId: started.runId })
+    const { authorizePayment } = createActivities({ db: harness.db.pool, stripe: harness.stripe });
+    const late = await new MockActivityEnvironment({ activityId: ActivityId.authorizePayment }, { logger: new DefaultLogger('WARN') })
+      .run(authorizePayment, { order, workflowId: workflowIdForOrder(order.orderId), originalRunId: started.runId })
       .catch((error: unknown) => error);
-    expect(late).toMatchObject({ type: FailureType.ChargeAttemptExpired, nonRetryable: true });
+    expect(late).toMatchObject({ type: FailureType.PaymentAttemptExpired, nonRetryable: true });
     expect(harness.emulator.counters().requests).toBe(requestsBefore);
     expect((await stripeObjectsFor(harness.stripe, order.orderId)).intents).toEqual([]);
+  });
+
+  it('row 19 / I1: the capture committed but its answer was lost, and the retry arrives after Stripe forgot the capture key: Stripe refuses a second capture, the retry adopts the first — one capture, booked once', async () => {
+    const order = await harness.newOrder();
+    const lost = harness.emulator.addFault({ kind: 'drop_response', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: order.orderId, count: 2 });
+    const started = await harness.start(order);
+    const captureKey = `${started.runId}/${ActivityId.capturePayment}`;
+
+    await untilFired(lost.id, 2);
+    expect(await keyRow('stripe.capture', captureKey)).toMatchObject({ state: 'pending', attempts: 1 });
+    // Past Stripe's key retention, but well inside the hold's 7 days.
+    harness.emulator.advanceClock(PAST_STRIPE_RETENTION_MS);
+    const before = harness.emulator.counters();
+
+    const result = await started.handle.result();
+
+    expect(result).toMatchObject({ status: 'completed', refundId: null });
+    // The retry's capture was executed anew (the key was forgotten, so nothing was replayed) and
+    // refused, since the PaymentIntent was already captured.
+    expect(harness.emulator.counters().replays - before.replays).toBe(0);
+    const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
+    expect(stripe.intents.map((intent) => [intent.id, intent.status, intent.amount_received])).toEqual([[result.paymentIntentId, 'succeeded', order.amount]]);
+    expect(await keyRow('stripe.capture', captureKey)).toMatchObject({
+      state: 'completed',
+      attempts: 2,
+      result: { paymentIntentId: result.paymentIntentId, amountCaptured: order.amount, status: 'succeeded' },
+    });
+    expect(await ledgerRows(order.orderId)).toEqual([{ kind: 'charge', stripe_object_id: result.paymentIntentId, amount_minor: order.amount }]);
+    expect(await orderRow(order.orderId)).toMatchObject({ status: 'completed', payment_intent_id: result.paymentIntentId });
+    await harness.expectInvariants([order.orderId]);
   });
 });

@@ -18,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 
 describe('heartbeats', () => {
-  it('a charge that waits on Stripe longer than the heartbeat timeout finishes on its first attempt', async () => {
+  it('an authorization that waits on Stripe longer than the heartbeat timeout finishes on its first attempt', async () => {
     // 13 s: past the 10 s heartbeat timeout, inside the Stripe client's 20 s timeout.
     harness.emulator.addFault({ kind: 'latency', latencyMs: 13_000, method: 'POST', path: '/v1/payment_intents', count: 1 });
     const order = await harness.newOrder();
@@ -26,12 +26,12 @@ describe('heartbeats', () => {
 
     expect(await handle.result()).toMatchObject({ status: 'completed' });
     const history = await SagaHistory.of(handle);
-    expect(history.completedAttempt(ActivityId.chargePayment)).toBe(1);
-    expect(history.previousAttemptEnding(ActivityId.chargePayment)).toBeNull();
+    expect(history.completedAttempt(ActivityId.authorizePayment)).toBe(1);
+    expect(history.previousAttemptEnding(ActivityId.authorizePayment)).toBeNull();
     expect(harness.emulator.counters().faults.latency).toBe(1);
     // One activity attempt registered the key (the Stripe SDK's own retries of the slow request
     // are not activity attempts).
-    const chargeKey = deriveIdempotencyKey({ runId, activityId: ActivityId.chargePayment });
-    expect(await keyRecord(harness.db.pool, 'stripe.charge', chargeKey)).toEqual({ state: 'completed', attempts: 1 });
+    const authorizationKey = deriveIdempotencyKey({ runId, activityId: ActivityId.authorizePayment });
+    expect(await keyRecord(harness.db.pool, 'stripe.authorize', authorizationKey)).toEqual({ state: 'completed', attempts: 1 });
   }, 60_000);
 });

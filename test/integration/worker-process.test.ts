@@ -42,41 +42,40 @@ async function until(condition: () => boolean | Promise<boolean>, what: string):
 }
 
 describe('the worker process', () => {
-  it('on SIGTERM lets the in-flight charge finish and record, then exits cleanly; logs carry IDs and key', async () => {
+  it('on SIGTERM lets the in-flight authorization finish and record, then exits cleanly; logs carry IDs and key', async () => {
     const worker = startWorkerProcess();
     await until(() => worker.output().includes('worker started'), 'the worker to start');
     const order = await harness.newOrder();
     harness.emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents', orderId: order.orderId, latencyMs: 2_000 });
     const started = await harness.start(order);
-    await until(() => worker.output().includes('creating PaymentIntent'), 'the charge to be in flight');
+    await until(() => worker.output().includes('authorizing PaymentIntent'), 'the authorization to be in flight');
 
     worker.child.kill('SIGTERM');
     const [code] = (await once(worker.child, 'exit')) as [number | null];
     expect(code).toBe(0);
     expect(worker.output()).toContain('worker stopped');
 
-    // The charge that was in flight at SIGTERM finished and was recorded by that worker.
-    const { rows } = await harness.db.pool.query<{ state: string }>(
-      `select state from activity_idempotency where scope = 'stripe.charge' and idempotency_key like '%/charge-payment'
-         and result->>'paymentIntentId' in (select payment_intent_id from orders where order_id = $1)`,
-      [order.orderId],
+    // The authorization that was in flight at SIGTERM finished and was recorded by that worker.
+    const { rows } = await harness.db.pool.query<{ state: string; status: string }>(
+      `select state, result->>'status' as status from activity_idempotency where scope = 'stripe.authorize' and idempotency_key = $1`,
+      [`${started.runId}/authorize-payment`],
     );
-    expect(rows).toEqual([{ state: 'completed' }]);
+    expect(rows).toEqual([{ state: 'completed', status: 'requires_capture' }]);
 
     const line = worker
       .output()
       .split('\n')
       .filter((text) => text.startsWith('{'))
       .map((text) => JSON.parse(text) as Record<string, unknown>)
-      .find((entry) => entry.msg === 'creating PaymentIntent');
+      .find((entry) => entry.msg === 'authorizing PaymentIntent (manual capture)');
     expect(line).toMatchObject({
       workflowId: started.workflowId,
       workflowRunId: started.runId,
-      activityId: 'charge-payment',
-      idempotencyKey: `${started.runId}/charge-payment`,
+      activityId: 'authorize-payment',
+      idempotencyKey: `${started.runId}/authorize-payment`,
     });
 
-    // A fresh worker finishes the order; one charge.
+    // A fresh worker finishes the order: the hold captured, once.
     const next = startWorkerProcess();
     try {
       const result = await started.handle.result();

@@ -3,6 +3,7 @@ import { createActivities } from '../../src/activities/index.js';
 import { withTransaction } from '../../src/db/transaction.js';
 import { orderEventSchema } from '../../src/messaging/order-event.js';
 import { announceOrderPaid, announceOrderRefunded } from '../../src/outbox/order-events.js';
+import { refuseCompletion } from '../support/refuse-completion.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 
 let harness: SagaHarness;
@@ -42,8 +43,9 @@ describe('outbox rows are written with the transactions that change an order', (
     });
   });
 
-  it('a compensated order announces order.paid, order.refunded and order.failed, in that order', async () => {
-    const order = await harness.newOrder({ quantity: 11 });
+  it('an order compensated after its capture announces order.paid, order.refunded and order.failed, in that order', async () => {
+    const order = await harness.newOrder();
+    await refuseCompletion(harness.db.pool, { orderId: order.orderId });
     const result = await (await harness.start(order)).handle.result();
     expect(result.status).toBe('compensated');
 
@@ -62,6 +64,17 @@ describe('outbox rows are written with the transactions that change an order', (
       refund_id: result.refundId,
       reason: result.reason,
     });
+    expect(result.reason).toContain('OrderNotConfirmable');
+  });
+
+  it('an order compensated before its capture announces only order.failed: a hold is not money, and a void moves none', async () => {
+    const order = await harness.newOrder({ quantity: 11 });
+    const result = await (await harness.start(order)).handle.result();
+    expect(result.status).toBe('compensated');
+
+    const events = await outboxFor(order.orderId);
+    expect(events.map((event) => event.event_type)).toEqual(['order.failed']);
+    expect(events[0]?.payload).toMatchObject({ status: 'compensated', payment_intent_id: null, refund_id: null, reason: result.reason });
     expect(result.reason).toContain('OutOfStock');
   });
 

@@ -30,7 +30,7 @@ async function reconcileJson(args: string[] = []): Promise<{ code: number; summa
 }
 
 describe('npm run reconcile', () => {
-  it('exits 0 with orders counted by status when I1-I7 hold', async () => {
+  it('exits 0 with orders counted by status when I1-I8 hold', async () => {
     const text = await reconcile();
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('2 order(s) checked');
@@ -56,8 +56,8 @@ describe('npm run reconcile', () => {
 
     const text = await reconcile();
     expect(text.code).toBe(1);
-    expect(text.stdout).toContain('I1 (at most one successful Stripe charge per order): 1 order(s)');
-    expect(text.stdout).toContain(`${completed.orderId}  2 succeeded PaymentIntents`);
+    expect(text.stdout).toContain('I1 (at most one capture (one successful charge) per order): 1 order(s)');
+    expect(text.stdout).toContain(`${completed.orderId}  2 captured PaymentIntents`);
 
     const { code, summary } = await reconcileJson();
     expect(code).toBe(1);
@@ -65,6 +65,34 @@ describe('npm run reconcile', () => {
     expect(summary.violationsByInvariant.I1).toEqual([completed.orderId]);
     // The stray charge has no ledger twin either.
     expect(summary.violationsByInvariant.I3).toEqual([completed.orderId]);
+  });
+
+  it('exits 1 naming I8 when a finished order still has a hold open at Stripe', async () => {
+    // A hold placed outside the saga for an order that has finished, and never captured or voided.
+    const stray = await harness.stripe.paymentIntents.create({
+      amount: declined.amount,
+      currency: declined.currency,
+      payment_method: 'pm_card_visa',
+      confirm: true,
+      capture_method: 'manual',
+      automatic_payment_methods: { enabled: true, allow_redirects: 'never' },
+      metadata: { order_id: declined.orderId },
+    });
+
+    const { code, summary } = await reconcileJson(['--order-id', declined.orderId]);
+
+    expect(code).toBe(1);
+    expect(summary.violationsByInvariant.I8).toEqual([declined.orderId]);
+    expect(summary.violations).toContainEqual({
+      invariant: 'I8',
+      orderId: declined.orderId,
+      message: `declined order's PaymentIntent ${stray.id} is still requires_capture`,
+    });
+
+    // Voided, it no longer outlives its order.
+    await harness.stripe.paymentIntents.cancel(stray.id);
+    const after = await reconcileJson(['--order-id', declined.orderId]);
+    expect(after.summary.violationsByInvariant.I8).toBeUndefined();
   });
 
   it('exits 1 naming I3 when the ledger books a Stripe object that does not exist', async () => {

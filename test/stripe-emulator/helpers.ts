@@ -1,7 +1,8 @@
 import qs from 'qs';
 import type Stripe from 'stripe';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { createStripeClient } from '../../src/stripe/client.js';
-import type { StripeEmulator } from '../../src/stripe-emulator/index.js';
+import { startStripeEmulator, type StripeEmulator, type StripeEmulatorOptions } from '../../src/stripe-emulator/index.js';
 
 export const SECRET_KEY = 'sk_test_emulator_conformance';
 export const OTHER_SECRET_KEY = 'sk_test_emulator_other_account';
@@ -82,4 +83,27 @@ export function errorBody(response: RawResponse): Record<string, unknown> {
   const envelope = response.json as { error?: Record<string, unknown> } | null;
   if (!envelope?.error) throw new Error(`expected a Stripe error envelope, got ${response.text}`);
   return envelope.error;
+}
+
+export interface EmulatorUnderTest {
+  emulator: StripeEmulator;
+  stripe: Stripe;
+}
+
+/**
+ * One emulator for the file, an SDK client on it, and a clean emulator before every test: the
+ * setup every conformance file shares. Read `emulator` and `stripe` inside tests (they are set in
+ * beforeAll).
+ */
+export function useEmulator(options: StripeEmulatorOptions = {}): EmulatorUnderTest {
+  const context = {} as EmulatorUnderTest;
+  beforeAll(async () => {
+    context.emulator = await startStripeEmulator({ port: 0, ...options });
+    context.stripe = sdk(context.emulator);
+  });
+  afterAll(() => context.emulator.close());
+  beforeEach(() => {
+    context.emulator.reset();
+  });
+  return context;
 }

@@ -40,3 +40,12 @@ export async function keyRecord(db: Queryable, scope: IdempotencyScope, key: str
   return rows[0];
 }
 
+
+/** The order's row in the `payment_holds` memo: where its authorization stands. */
+export async function paymentHold(db: Queryable, orderId: string) {
+  const { rows } = await db.query<{ payment_intent_id: string; state: string; amount_authorized: number; amount_captured: number | null }>(
+    'select payment_intent_id, state, amount_authorized::integer as amount_authorized, amount_captured::integer as amount_captured from payment_holds where order_id = $1',
+    [orderId],
+  );
+  return rows[0];
+}

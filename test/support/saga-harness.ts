@@ -118,13 +118,19 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
   return harness;
 }
 
-/** What Stripe holds for one order: every PaymentIntent and Refund carrying its order_id. */
+/**
+ * What Stripe holds for one order: every PaymentIntent and Refund carrying its order_id, with the
+ * PaymentIntents sorted by what they are now: captured (`succeeded`), still held
+ * (`requires_capture`), or voided (`canceled`).
+ */
 export async function stripeObjectsFor(stripe: Stripe, orderId: string) {
   const intents = await stripe.paymentIntents.search({ query: `metadata['order_id']:'${orderId}'`, limit: 100 });
   const refunds = (await stripe.refunds.list({ limit: 100 })).data.filter((refund) => refund.metadata?.order_id === orderId);
   return {
     intents: intents.data,
     succeeded: intents.data.filter((intent) => intent.status === 'succeeded'),
+    held: intents.data.filter((intent) => intent.status === 'requires_capture'),
+    canceled: intents.data.filter((intent) => intent.status === 'canceled'),
     refunds,
   };
 }

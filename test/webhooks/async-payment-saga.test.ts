@@ -30,13 +30,19 @@ async function ledgerOf(harness: SagaHarness, orderId: string) {
   return rows;
 }
 
-async function chargeKeyState(harness: SagaHarness, orderId: string) {
+/** The state of the order's authorization key (the order's one payment key). */
+async function authorizationKeyState(harness: SagaHarness, orderId: string) {
   const { rows } = await harness.db.pool.query<{ state: string }>(
     `select k.state from activity_idempotency k join orders o on o.charge_key = k.idempotency_key
-      where k.scope = 'stripe.charge' and o.order_id = $1`,
+      where k.scope = 'stripe.authorize' and o.order_id = $1`,
     [orderId],
   );
   return rows[0]?.state;
+}
+
+async function stockOf(harness: SagaHarness, orderId: string) {
+  const { rows } = await harness.db.pool.query<{ state: string }>('select state from stock_allocations where order_id = $1', [orderId]);
+  return rows.map((row) => row.state);
 }
 
 async function awaitingPayment(handle: WorkflowHandle): Promise<void> {
@@ -65,25 +71,25 @@ describe('async payment path, webhook configured (the saga would not ask Stripe 
     await harness.close();
   });
 
-  it('completes a processing payment when the webhook signal arrives: settled once, one charge, booked once', async () => {
+  it('captures an authorization that settled later, once the webhook signal arrives: settled once, one hold, captured and booked once', async () => {
     const order = await harness.newOrder({ paymentMethod: 'pm_card_async_success' });
     const { handle } = await harness.start(order);
     const result = await handle.result();
 
     expect(result).toMatchObject({ status: 'completed', refundId: null, reason: null });
     const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
-    expect(stripe.succeeded.map((intent) => intent.id)).toEqual([result.paymentIntentId]);
+    expect(stripe.succeeded.map((intent) => [intent.id, intent.amount_received])).toEqual([[result.paymentIntentId, order.amount]]);
     expect(stripe.intents).toHaveLength(1);
     expect(await ledgerOf(harness, order.orderId)).toEqual([{ kind: 'charge', amount_minor: order.amount, stripe_object_id: result.paymentIntentId }]);
-    expect(await chargeKeyState(harness, order.orderId)).toBe('completed');
+    expect(await authorizationKeyState(harness, order.orderId)).toBe('completed');
     // Woken by the signal, not by the ten-minute recheck: one settlement, right after it.
     const history = await historyOf(handle);
     expect(history.signals).toContain('paymentEvent');
-    expect(history.activities).toEqual(['record-order', 'charge-payment', 'settle-payment-1', 'allocate-stock', 'confirm-order']);
+    expect(history.activities).toEqual(['record-order', 'reserve-stock', 'authorize-payment', 'settle-authorization-1', 'capture-payment', 'confirm-order']);
     await harness.expectInvariants([order.orderId]);
   });
 
-  it('ends an asynchronous failure declined, like a synchronous decline: nothing booked, nothing refunded, stock untouched', async () => {
+  it('ends an asynchronous failure declined, like a synchronous decline: nothing booked, nothing refunded, the reservation released', async () => {
     const order = await harness.newOrder({ paymentMethod: 'pm_card_async_fail' });
     const result = await (await harness.start(order)).handle.result();
 
@@ -93,12 +99,13 @@ describe('async payment path, webhook configured (the saga would not ask Stripe 
     expect(stripe.refunds).toEqual([]);
     expect(await ledgerOf(harness, order.orderId)).toEqual([]);
     expect(await orderRow(harness, order.orderId)).toMatchObject({ status: 'declined', status_reason: 'insufficient_funds' });
+    expect(await stockOf(harness, order.orderId)).toEqual(['released']);
     await harness.expectInvariants([order.orderId]);
   });
 
   it('settles once when the webhook is delivered twice and out of order', async () => {
     const order = await harness.newOrder({ paymentMethod: 'pm_card_async_success' });
-    harness.emulator.addFault({ kind: 'webhook_duplicate', eventType: 'payment_intent.succeeded', orderId: order.orderId, copies: 2 });
+    harness.emulator.addFault({ kind: 'webhook_duplicate', eventType: 'payment_intent.amount_capturable_updated', orderId: order.orderId, copies: 2 });
     // The processing event arrives well after the success it precedes.
     harness.emulator.addFault({ kind: 'webhook_delay', eventType: 'payment_intent.processing', orderId: order.orderId, delayMs: 2_000 });
     const { handle } = await harness.start(order);
@@ -106,20 +113,20 @@ describe('async payment path, webhook configured (the saga would not ask Stripe 
     await harness.emulator.webhooksIdle();
 
     expect(result.status).toBe('completed');
-    expect((await historyOf(handle)).activities.filter((id) => id.startsWith('settle-payment'))).toEqual(['settle-payment-1']);
+    expect((await historyOf(handle)).activities.filter((id) => id.startsWith('settle-authorization'))).toEqual(['settle-authorization-1']);
     expect(await ledgerOf(harness, order.orderId)).toHaveLength(1);
     const { rows } = await harness.db.pool.query<{ event_type: string; applied: boolean }>(
       'select event_type, applied from stripe_webhook_events where order_id = $1 and event_type like $2 order by event_type',
       [order.orderId, 'payment_intent.%'],
     );
-    // Three deliveries of the success, one receipt; the late processing event is kept, not applied.
-    expect(rows).toContainEqual({ event_type: 'payment_intent.succeeded', applied: true });
-    expect(rows.filter((row) => row.event_type === 'payment_intent.succeeded')).toHaveLength(1);
+    // Three deliveries of the hold, one receipt; the late processing event is kept, not applied.
+    expect(rows).toContainEqual({ event_type: 'payment_intent.amount_capturable_updated', applied: true });
+    expect(rows.filter((row) => row.event_type === 'payment_intent.amount_capturable_updated')).toHaveLength(1);
     expect(rows).toContainEqual({ event_type: 'payment_intent.processing', applied: false });
     await harness.expectInvariants([order.orderId]);
   });
 
-  it('cancelled while the payment settles: the PaymentIntent is cancelled, nothing is charged, the order is compensated', async () => {
+  it('cancelled while the authorization settles: the PaymentIntent is cancelled, nothing is held or captured, the order is compensated', async () => {
     harness.emulator.setAsyncSettleDelay(10 * 60_000);
     let order: OrderInput;
     let handle: WorkflowHandle;
@@ -141,7 +148,8 @@ describe('async payment path, webhook configured (the saga would not ask Stripe 
     expect(stripe.refunds).toEqual([]);
     expect(await ledgerOf(harness, order.orderId)).toEqual([]);
     expect(await orderRow(harness, order.orderId)).toMatchObject({ status: 'compensated' });
-    // The PaymentIntent can no longer settle: no later webhook or retry can charge this order.
+    expect(await stockOf(harness, order.orderId)).toEqual(['released']);
+    // The PaymentIntent can no longer settle: no later webhook or retry can hold or charge this order.
     expect(harness.emulator.settlePaymentIntent(stripe.intents[0]?.id ?? '')).toBe(false);
     await harness.expectInvariants([order.orderId]);
   });
@@ -165,7 +173,7 @@ describe('async payment path, no webhook ever arrives (no endpoint registered)',
     const history = await historyOf(handle);
     expect(history.signals).toEqual([]);
     expect(history.timers).toBeGreaterThanOrEqual(1);
-    expect(history.activities.filter((id) => id.startsWith('settle-payment')).length).toBeGreaterThanOrEqual(1);
+    expect(history.activities.filter((id) => id.startsWith('settle-authorization')).length).toBeGreaterThanOrEqual(1);
     expect(await ledgerOf(harness, order.orderId)).toEqual([{ kind: 'charge', amount_minor: order.amount, stripe_object_id: result.paymentIntentId }]);
     await harness.expectInvariants([order.orderId]);
   });
@@ -178,7 +186,7 @@ describe('async payment path, no webhook ever arrives (no endpoint registered)',
       const result = await handle.result();
 
       expect(result.status).toBe('completed');
-      const settles = (await historyOf(handle)).activities.filter((id) => id.startsWith('settle-payment'));
+      const settles = (await historyOf(handle)).activities.filter((id) => id.startsWith('settle-authorization'));
       expect(settles.length).toBeGreaterThanOrEqual(2);
       expect(await ledgerOf(harness, order.orderId)).toHaveLength(1);
       await harness.expectInvariants([order.orderId]);
@@ -196,6 +204,7 @@ describe('async payment path, no webhook ever arrives (no endpoint registered)',
     expect(stripe.intents.map((intent) => intent.status)).toEqual(['canceled']);
     expect(await ledgerOf(harness, order.orderId)).toEqual([]);
     expect(await orderRow(harness, order.orderId)).toMatchObject({ status: 'declined' });
+    expect(await stockOf(harness, order.orderId)).toEqual(['released']);
     await harness.expectInvariants([order.orderId]);
   });
 });

@@ -1,10 +1,10 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { FailureType } from '../domain/failures.js';
-import { readKey } from '../idempotency/activity-idempotency-store.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
+import { FailureType } from '../../domain/failures.js';
+import { readKey } from '../../idempotency/activity-idempotency-store.js';
+import { deriveIdempotencyKey } from '../../idempotency/idempotency-key.js';
+import { classifyStripeError } from '../../stripe/error-classification.js';
 import {
   answerFromRecord,
   CHARGE_SCOPE,
@@ -21,8 +21,8 @@ import {
   DEFAULT_PROCESSING_DEADLINE_MS,
   DEFAULT_SETTLEMENT_RECHECK_MS,
   type ActivityDeps,
-} from './deps.js';
-import { mappingFailures } from './failures.js';
+} from '../deps.js';
+import { mappingFailures } from '../failures.js';
 import type { ChargeOutcome, ChargeResult, SettlePaymentInput } from './types.js';
 
 /** Where a settling payment stands once Stripe was asked, and what was recorded for it. */

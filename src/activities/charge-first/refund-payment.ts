@@ -1,20 +1,20 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { withTransaction } from '../db/transaction.js';
-import { ActivityId } from '../domain/activity-ids.js';
-import { FailureType } from '../domain/failures.js';
-import { failpoint } from '../failpoints/failpoint.js';
-import { fenceKey, finishKey, readKey, registerKey } from '../idempotency/activity-idempotency-store.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
-import { requestHash } from '../idempotency/request-hash.js';
-import { setOrderStatus } from '../orders/orders.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
-import { findSucceededPaymentIntent } from '../stripe/order-search.js';
-import { currentActivityKey } from './activity-key.js';
-import { mappingFailures } from './failures.js';
+import { withTransaction } from '../../db/transaction.js';
+import { ChargeFirstActivityId } from '../../domain/activity-ids.js';
+import { FailureType } from '../../domain/failures.js';
+import { failpoint } from '../../failpoints/failpoint.js';
+import { fenceKey, finishKey, readKey, registerKey } from '../../idempotency/activity-idempotency-store.js';
+import { deriveIdempotencyKey } from '../../idempotency/idempotency-key.js';
+import { requestHash } from '../../idempotency/request-hash.js';
+import { setOrderStatus } from '../../orders/orders.js';
+import { classifyStripeError } from '../../stripe/error-classification.js';
+import { findSucceededPaymentIntent } from '../../stripe/order-search.js';
+import { currentActivityKey } from '../activity-key.js';
+import { mappingFailures } from '../failures.js';
 import { settleCharge } from './settle-payment.js';
-import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
+import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from '../deps.js';
 import type { ChargeResult, RefundPaymentInput, RefundResult } from './types.js';
 
 const SCOPE = 'stripe.refund';
@@ -189,7 +189,7 @@ async function createRefund(
           order_id: input.orderId,
           workflow_id: input.workflowId,
           run_id: input.originalRunId,
-          activity_id: ActivityId.refundPayment,
+          activity_id: ChargeFirstActivityId.refundPayment,
         },
       },
       { idempotencyKey: refundKey },
@@ -212,7 +212,7 @@ async function findOwnRefund(stripe: Stripe, paymentIntentId: string, input: Ref
   const refunds = await stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 });
   return (
     refunds.data.find(
-      (refund) => refund.metadata?.run_id === input.originalRunId && refund.metadata.activity_id === ActivityId.refundPayment,
+      (refund) => refund.metadata?.run_id === input.originalRunId && refund.metadata.activity_id === ChargeFirstActivityId.refundPayment,
     ) ?? null
   );
 }

@@ -1,10 +1,10 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { withTransaction } from '../db/transaction.js';
-import { FailureType } from '../domain/failures.js';
-import type { OrderInput } from '../domain/order-input.js';
-import { failpoint } from '../failpoints/failpoint.js';
+import { withTransaction } from '../../db/transaction.js';
+import { FailureType } from '../../domain/failures.js';
+import type { OrderInput } from '../../domain/order-input.js';
+import { failpoint } from '../../failpoints/failpoint.js';
 import {
   fenceKey,
   finishKey,
@@ -14,21 +14,21 @@ import {
   replayFinishedKey,
   reopenFencedKey,
   type KeyRecord,
-} from '../idempotency/activity-idempotency-store.js';
-import { requestHash } from '../idempotency/request-hash.js';
-import { postLedgerTransaction } from '../ledger/ledger.js';
-import { claimCharge, flagForReview, setOrderStatus } from '../orders/orders.js';
-import { announceOrderFailed, announceOrderPaid } from '../outbox/order-events.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
-import { findSucceededPaymentIntent } from '../stripe/order-search.js';
-import { currentActivityKey } from './activity-key.js';
-import { mappingFailures } from './failures.js';
+} from '../../idempotency/activity-idempotency-store.js';
+import { requestHash } from '../../idempotency/request-hash.js';
+import { postLedgerTransaction } from '../../ledger/ledger.js';
+import { claimCharge, flagForReview, setOrderStatus } from '../../orders/orders.js';
+import { announceOrderFailed, announceOrderPaid } from '../../outbox/order-events.js';
+import { classifyStripeError } from '../../stripe/error-classification.js';
+import { findSucceededPaymentIntent } from '../../stripe/order-search.js';
+import { currentActivityKey } from '../activity-key.js';
+import { mappingFailures } from '../failures.js';
 import {
   DEFAULT_KEY_RETENTION_MS,
   DEFAULT_SETTLEMENT_RECHECK_MS,
   DEFAULT_STRIPE_KEY_RETENTION_MS,
   type ActivityDeps,
-} from './deps.js';
+} from '../deps.js';
 import type { ChargeOutcome, ChargePaymentInput, ChargeResult, PendingCharge } from './types.js';
 
 export const CHARGE_SCOPE = 'stripe.charge';

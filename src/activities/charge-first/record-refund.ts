@@ -1,10 +1,10 @@
-import { withTransaction } from '../db/transaction.js';
-import { failpoint } from '../failpoints/failpoint.js';
-import { postLedgerTransaction } from '../ledger/ledger.js';
-import { announceOrderRefunded } from '../outbox/order-events.js';
-import { currentActivityKey } from './activity-key.js';
-import type { ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
+import { withTransaction } from '../../db/transaction.js';
+import { failpoint } from '../../failpoints/failpoint.js';
+import { postLedgerTransaction } from '../../ledger/ledger.js';
+import { announceOrderRefunded } from '../../outbox/order-events.js';
+import { currentActivityKey } from '../activity-key.js';
+import type { ActivityDeps } from '../deps.js';
+import { mappingFailures } from '../failures.js';
 import type { RecordRefundInput } from './types.js';
 
 /**

@@ -1,0 +1,135 @@
+import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type Stripe from 'stripe';
+import { ActivityId } from '../domain/activity-ids.js';
+import { FailureType } from '../domain/failures.js';
+import { failpoint } from '../failpoints/failpoint.js';
+import {
+  captureRequest,
+  fenceCapture,
+  recordCapture,
+  recordCaptureConflict,
+  recordExpiredHold,
+  registerCapture,
+  stripePaymentOf,
+  type Capture,
+  type CaptureFailure,
+  type CaptureState,
+} from '../payments/payment-protocol.js';
+import { classifyStripeError } from '../stripe/error-classification.js';
+import { currentActivityKey } from './activity-key.js';
+import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
+import { mappingFailures } from './failures.js';
+import type { CapturePaymentInput } from './types.js';
+
+/**
+ * Captures the order's hold: the moment money moves. Three named phases, as for the
+ * authorization:
+ *   1. register the capture's key as pending;
+ *   2. capture the PaymentIntent under that key;
+ *   3. record the capture and the ledger's charge, for the captured amount, in one transaction.
+ * A capture already recorded is answered from Postgres without calling Stripe.
+ *
+ * Capturing twice is impossible at Stripe (a PaymentIntent is captured once), so a retry whose key
+ * Stripe has forgotten is refused rather than obeyed, and the refusal is resolved by asking
+ * Stripe where the PaymentIntent stands: captured (adopted and recorded, once), or cancelled
+ * because the hold lapsed (AuthorizationExpired).
+ */
+export function createCapturePayment(deps: ActivityDeps) {
+  const retention = { retentionMs: deps.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS };
+
+  async function capturePayment(input: CapturePaymentInput): Promise<Capture> {
+    const { hold } = input;
+    const key = currentActivityKey(input.originalRunId);
+
+    // Phase 1: one statement registers the key, or finds the answer a finished one holds.
+    const registered = await registerCapture(deps.db, key, hold, retention);
+    if (registered.stage !== 'unknown') {
+      log.info('capture answered from Postgres; Stripe not called', { idempotencyKey: key, stage: registered.stage });
+      return answer(registered, key);
+    }
+
+    // Phase 2: the Stripe call.
+    log.info('capturing hold', { idempotencyKey: key, paymentIntentId: hold.paymentIntentId, amount: hold.amount, orderId: input.orderId });
+    let paymentIntent: Stripe.PaymentIntent;
+    try {
+      paymentIntent = await deps.stripe.paymentIntents.capture(
+        hold.paymentIntentId,
+        {
+          // Capture metadata merges into the PaymentIntent's: name the capture without touching the
+          // authorization's run_id and activity_id, which say which key created the PaymentIntent.
+          ...captureRequest(hold, { captured_by_run_id: input.originalRunId, captured_by_activity_id: ActivityId.capturePayment }),
+          expand: ['latest_charge'],
+        },
+        { idempotencyKey: key },
+      );
+    } catch (error) {
+      return answer(await resolveRefusal(input, key, error), key);
+    }
+    failpoint('capture.after-stripe');
+
+    // Phase 3.
+    const payment = stripePaymentOf(paymentIntent);
+    if (payment.stage !== 'captured') throw new Error(`capture of ${paymentIntent.id} answered with status ${paymentIntent.status}`);
+    const { capture } = await recordCapture(deps.db, input.orderId, key, payment.capture);
+    failpoint('capture.after-ledger');
+    return capture;
+  }
+
+  /**
+   * Stripe refused the capture. Unless the refusal is transient (retried under the same key) or a
+   * key conflict, the PaymentIntent is not capturable any more, and only Stripe can say why.
+   */
+  async function resolveRefusal(input: CapturePaymentInput, key: string, error: unknown): Promise<CaptureState> {
+    const classified = classifyStripeError(error);
+    if (classified.kind === 'retryable') {
+      log.warn('capture outcome unknown; retrying under the same key', { idempotencyKey: key, reason: classified.reason });
+      throw error;
+    }
+    if (classified.kind === 'idempotency-conflict') return recordCaptureConflict(deps.db, key, classified.message);
+
+    const now = await deps.stripe.paymentIntents.retrieve(input.hold.paymentIntentId, { expand: ['latest_charge'] });
+    const payment = stripePaymentOf(now);
+    log.warn('Stripe refused the capture; recording where the PaymentIntent stands', { idempotencyKey: key, paymentIntentId: now.id, status: now.status });
+    switch (payment.stage) {
+      case 'captured':
+        // Captured already: an earlier attempt whose answer was lost and whose key Stripe forgot.
+        return { stage: 'captured', capture: (await recordCapture(deps.db, input.orderId, key, payment.capture)).capture };
+      case 'canceled':
+        return payment.expired
+          ? recordExpiredHold(deps.db, key, now.id, 'Stripe let the authorization lapse before it was captured')
+          : fenceCapture(deps.db, key, `the hold was released (${payment.cancellationReason ?? 'canceled'}) before it was captured`, retention);
+      default:
+        throw ApplicationFailure.nonRetryable(
+          `Stripe refused to capture ${now.id} (status ${now.status}): ${classified.kind === 'declined' ? classified.code : classified.message}`,
+          'StripeInvalidRequest',
+        );
+    }
+  }
+
+  return { capturePayment: (input: CapturePaymentInput) => mappingFailures(() => capturePayment(input)) };
+}
+
+function answer(state: CaptureState, key: string): Capture {
+  switch (state.stage) {
+    case 'captured':
+      return state.capture;
+    case 'failed':
+      throw captureFailure(state.failure);
+    case 'unknown':
+      throw new Error(`capture key '${key}' has no answer yet`);
+  }
+}
+
+function captureFailure(stored: CaptureFailure): ApplicationFailure {
+  switch (stored.failure) {
+    case FailureType.AuthorizationExpired:
+      return ApplicationFailure.nonRetryable(`hold ${stored.paymentIntentId} expired: ${stored.reason}`, FailureType.AuthorizationExpired, {
+        paymentIntentId: stored.paymentIntentId,
+      });
+    case FailureType.OrderNotConfirmable:
+      return ApplicationFailure.nonRetryable(stored.reason, FailureType.OrderNotConfirmable);
+    case FailureType.IdempotencyConflict:
+      return ApplicationFailure.nonRetryable(stored.message, FailureType.IdempotencyConflict);
+  }
+}

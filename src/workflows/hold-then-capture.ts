@@ -1,0 +1,263 @@
+import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import type { OrderActivities } from '../activities/index.js';
+import type { AuthorizationOutcome, Capture, HeldPayment, PendingAuthorization, VoidAuthorizationInput } from '../activities/types.js';
+import { ActivityId } from '../domain/activity-ids.js';
+import { FailureType } from '../domain/failures.js';
+import type { OrderResult } from '../domain/order-result.js';
+import {
+  CAPTURE_ACTIVITY_OPTIONS,
+  COMPENSATION_ACTIVITY_OPTIONS,
+  FORWARD_ACTIVITY_OPTIONS,
+  PAYMENT_ACTIVITY_OPTIONS,
+  SETTLEMENT_ACTIVITY_OPTIONS,
+} from './activity-options.js';
+import { CompensationFailed, Compensations } from './compensations.js';
+import { describeFailure, failureTypeOf } from './failure-type.js';
+import { closeOrder, declineCodeOf } from './order-status.js';
+import type { SagaContext } from './saga-context.js';
+
+/*
+ * Hold, then capture: the money flow payment teams ship.
+ *
+ *   record order ─► reserve stock ─► authorize (hold) ─► capture ─► confirm
+ *                        │                  │                 │
+ *          release the reservation   void the hold      refund the capture
+ *
+ * Each undo is registered before its step runs (a step whose outcome is unknown may have
+ * happened) and each resolves what its step really did before undoing it. They run newest first,
+ * so a failure after the capture refunds, and a failure before it only voids: a void is free,
+ * while Stripe keeps its fee on a refund. The stock is reserved before the card is touched, so an
+ * order that cannot be filled never reaches Stripe at all.
+ */
+
+// Each role sees only its own activities, with its own options.
+const forward = proxyActivities<Pick<OrderActivities, 'recordOrder' | 'reserveStock' | 'confirmOrder'>>(FORWARD_ACTIVITY_OPTIONS);
+const authorization = proxyActivities<Pick<OrderActivities, 'authorizePayment'>>(PAYMENT_ACTIVITY_OPTIONS);
+const settlement = proxyActivities<Pick<OrderActivities, 'settleAuthorization'>>(SETTLEMENT_ACTIVITY_OPTIONS);
+const capture = proxyActivities<Pick<OrderActivities, 'capturePayment'>>(CAPTURE_ACTIVITY_OPTIONS);
+const compensation = proxyActivities<Pick<OrderActivities, 'releaseStock' | 'voidAuthorization' | 'refundCapture'>>(COMPENSATION_ACTIVITY_OPTIONS);
+
+export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderResult> {
+  const { order, workflowId, originalRunId, saga, keyOf } = context;
+  const compensations = new Compensations();
+  // Why a hold is released, set when compensation begins; Stripe's cancellation_reason follows it.
+  let voidReason: VoidAuthorizationInput['reason'] = 'failed';
+
+  try {
+    saga.enter('recording-order');
+    await forward.recordOrder.executeWithOptions(
+      { activityId: ActivityId.recordOrder, summary: `Postgres: record order ${order.orderId}` },
+      [{ order, workflowId }],
+    );
+
+    compensations.add('release the reservation', async () => {
+      await compensation.releaseStock.executeWithOptions(
+        {
+          activityId: ActivityId.releaseStock,
+          summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
+        },
+        [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
+      );
+    });
+    saga.enter('reserving-stock');
+    await forward.reserveStock.executeWithOptions(
+      {
+        activityId: ActivityId.reserveStock,
+        summary: `Postgres: reserve ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.reserveStock)}`,
+      },
+      [{ orderId: order.orderId, sku: order.sku, quantity: order.quantity, originalRunId }],
+    );
+    saga.setStatus('reserved');
+
+    compensations.add('void the hold', async () => {
+      await compensation.voidAuthorization.executeWithOptions(
+        {
+          activityId: ActivityId.voidAuthorization,
+          summary: `Compensation · Stripe: void the hold (free) · key ${keyOf(ActivityId.voidAuthorization)}`,
+        },
+        [
+          {
+            orderId: order.orderId,
+            workflowId,
+            originalRunId,
+            authorizationActivityId: ActivityId.authorizePayment,
+            captureActivityId: ActivityId.capturePayment,
+            reason: voidReason,
+          },
+        ],
+      );
+    });
+    saga.enter('authorizing');
+    const authorized = await authorization.authorizePayment.executeWithOptions(
+      {
+        activityId: ActivityId.authorizePayment,
+        summary: `Stripe: hold ${order.amount} ${order.currency.toUpperCase()} (minor units) on customer ${order.customerId}'s card · key ${keyOf(ActivityId.authorizePayment)}`,
+      },
+      [{ order, workflowId, originalRunId }],
+    );
+    const hold = authorized.status === 'requires_capture' ? authorized : await awaitAuthorization(authorized, context);
+    saga.authorized(hold.paymentIntentId);
+
+    compensations.add('refund the capture', async () => {
+      const refund = await compensation.refundCapture.executeWithOptions(
+        {
+          activityId: ActivityId.refundCapture,
+          summary: `Compensation · Stripe + ledger: refund what was captured · key ${keyOf(ActivityId.refundCapture)}`,
+        },
+        [{ orderId: order.orderId, workflowId, originalRunId, authorizationActivityId: ActivityId.authorizePayment, captureActivityId: ActivityId.capturePayment }],
+      );
+      saga.refunded(refund);
+    });
+    saga.enter('capturing');
+    const captured = await captureBeforeDeadline(hold, () =>
+      capture.capturePayment.executeWithOptions(
+        {
+          activityId: ActivityId.capturePayment,
+          summary: `Stripe + ledger: capture ${hold.amount} of hold ${hold.paymentIntentId} · key ${keyOf(ActivityId.capturePayment)}`,
+        },
+        [{ orderId: order.orderId, workflowId, originalRunId, hold }],
+      ),
+    );
+    saga.charged(captured);
+
+    saga.enter('confirming');
+    await forward.confirmOrder.executeWithOptions(
+      { activityId: ActivityId.confirmOrder, summary: `Postgres: confirm order ${order.orderId}` },
+      [{ orderId: order.orderId }],
+    );
+    saga.finish('completed', null);
+    return saga.result('completed');
+  } catch (error) {
+    if (compensations.size === 0) {
+      // Nothing was attempted (the order record itself was refused): there is nothing to undo,
+      // and the order row, if any, belongs to whoever recorded it first.
+      throw error;
+    }
+    const failureType = failureTypeOf(error);
+    if (failureType === FailureType.PaymentDeclined) {
+      // The authorization key holds the decline and the order is declined; nothing is held at
+      // Stripe. What was reserved goes back, and the order ends as the decline it is.
+      const declineCode = declineCodeOf(error);
+      saga.decided({ status: 'declined', declineCode });
+      await CancellationScope.nonCancellable(async () => {
+        await undo(compensations, saga, order.orderId, 'failed');
+        saga.finish('declined', declineCode);
+        await closeOrder(order.orderId, 'declined', declineCode);
+      });
+      return saga.result('declined');
+    }
+    if (failureType === FailureType.OutOfStock) saga.decided({ status: 'out_of_stock' });
+
+    // A cancel that lands while an attempt is failing surfaces as that failure, not as a
+    // CancelledFailure: the scope's state, not the error's type, says whether we were cancelled.
+    const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
+    const reason = cancelled ? 'cancelled' : describeFailure(error);
+    voidReason = cancelled ? 'cancelled' : failureType === FailureType.AuthorizationExpired ? 'expired' : 'failed';
+    log.warn('compensating order', { orderId: order.orderId, reason });
+    await CancellationScope.nonCancellable(async () => {
+      saga.enter('compensating');
+      saga.setStatus('compensating');
+      await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
+      await undo(compensations, saga, order.orderId, reason);
+      saga.finish('compensated', reason);
+      await closeOrder(order.orderId, 'compensated', reason);
+    });
+    // A cancelled workflow ends cancelled, with its compensations done.
+    if (cancelled) throw isCancellation(error) ? error : new CancelledFailure(`order ${order.orderId} cancelled`);
+    return saga.result('compensated');
+  }
+}
+
+/**
+ * Runs the compensations newest first. One that fails for good stops the sequence (nothing is
+ * undone out of order) and ends the order in needs_review, with the reason a person will read.
+ */
+async function undo(compensations: Compensations, saga: SagaContext['saga'], orderId: string, reason: string): Promise<void> {
+  try {
+    await compensations.runInReverse();
+  } catch (compensationError) {
+    const why = compensationError instanceof CompensationFailed ? compensationError.message : describeFailure(compensationError);
+    saga.finish('needs_review', why);
+    await closeOrder(orderId, 'needs_review', why);
+    throw ApplicationFailure.nonRetryable(`order ${orderId} needs review: ${why} (while undoing: ${reason})`, FailureType.NeedsReview, {
+      orderId,
+      reason: why,
+    });
+  }
+}
+
+/**
+ * Captures before the hold lapses. The capture retries for as long as it takes, raced against a
+ * durable timer set to the hold's capture deadline (`capture_before` less the worker's margin):
+ * if the timer wins, the capture is cancelled, and once its last attempt has ended (the activity
+ * waits for it), the saga voids the hold and compensates with AuthorizationExpired. A capture
+ * that lands in that last attempt is kept: the money is there, and the order completes.
+ */
+async function captureBeforeDeadline(hold: HeldPayment, run: () => Promise<Capture>): Promise<Capture> {
+  const remainingMs = hold.captureWithinMs;
+  if (remainingMs <= 0) {
+    throw ApplicationFailure.nonRetryable(`hold ${hold.paymentIntentId} reached its capture deadline before the capture began`, FailureType.AuthorizationExpired);
+  }
+  const attempt = new CancellationScope();
+  const capturing = attempt.run(run);
+  let ended = false;
+  void capturing.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  // Not cancellable itself: a cancelled workflow still waits here for its capture to end.
+  const beforeDeadline = await CancellationScope.nonCancellable(() =>
+    condition(() => ended, remainingMs, { summary: `Capture deadline of hold ${hold.paymentIntentId}: capture_before less the margin` }),
+  );
+  if (!beforeDeadline) {
+    log.warn('the hold reached its capture deadline; stopping the capture', { paymentIntentId: hold.paymentIntentId });
+    attempt.cancel();
+  }
+  try {
+    return await capturing;
+  } catch (error) {
+    if (beforeDeadline) throw error;
+    throw ApplicationFailure.nonRetryable(
+      `hold ${hold.paymentIntentId} reached its capture deadline (capture_before ${hold.captureBefore} less the margin) before it could be captured: ${describeFailure(error)}`,
+      FailureType.AuthorizationExpired,
+      { paymentIntentId: hold.paymentIntentId },
+    );
+  }
+}
+
+/**
+ * The asynchronous branch of the authorization: the customer must authenticate, or the method
+ * settles later. Waits for the webhook's signal, at most `recheckAfterMs`, then settles: with the
+ * signal, at once; without it, by asking Stripe (so a lost webhook costs time, never money).
+ * Still settling: waits again. The settlement records under the authorization's key, so however
+ * often it runs the hold is recorded once; a failure or an expiry is thrown as a decline.
+ */
+async function awaitAuthorization(pending: PendingAuthorization, { order, originalRunId, saga, paymentEvents }: SagaContext): Promise<HeldPayment> {
+  let outcome: AuthorizationOutcome = pending;
+  let check = 0;
+  while (outcome.status !== 'requires_capture') {
+    const settling: PendingAuthorization = outcome;
+    saga.awaitingPayment(settling);
+    await condition(() => paymentEvents.endOf(settling.paymentIntentId) !== undefined, settling.recheckAfterMs);
+    const event = paymentEvents.take(settling.paymentIntentId);
+    check += 1;
+    outcome = await settlement.settleAuthorization.executeWithOptions(
+      {
+        activityId: `${ActivityId.settleAuthorization}-${check}`,
+        summary: event
+          ? `Stripe: settle the authorization ${settling.paymentIntentId} after webhook ${event.type} (${event.eventId})`
+          : `Stripe: no webhook within ${settling.recheckAfterMs} ms; ask for ${settling.paymentIntentId}`,
+      },
+      [
+        {
+          orderId: order.orderId,
+          originalRunId,
+          authorizationActivityId: ActivityId.authorizePayment,
+          trigger: event ? { kind: 'webhook', eventId: event.eventId } : { kind: 'recheck' },
+        },
+      ],
+    );
+  }
+  return outcome;
+}
+

@@ -1,0 +1,26 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { OrderActivities } from '../activities/index.js';
+import { ActivityId } from '../domain/activity-ids.js';
+import { COMPENSATION_ACTIVITY_OPTIONS } from './activity-options.js';
+import { failureDetailsOf } from './failure-type.js';
+
+const orders = proxyActivities<Pick<OrderActivities, 'setOrderStatus'>>(COMPENSATION_ACTIVITY_OPTIONS);
+
+/**
+ * Moves the order to a compensation or terminal status, with the reason a person will read. It
+ * retries like a compensation: a status that does not get written is an order left silent.
+ */
+export function closeOrder(
+  orderId: string,
+  status: 'compensating' | 'declined' | 'compensated' | 'needs_review',
+  reason: string | null,
+  activityId: string = ActivityId.closeOrder,
+): Promise<void> {
+  return orders.setOrderStatus.executeWithOptions({ activityId, summary: `Postgres: mark order ${orderId} ${status}` }, [{ orderId, status, reason }]);
+}
+
+/** The decline code a PaymentDeclined failure carries, as the order's reason. */
+export function declineCodeOf(error: unknown): string {
+  const [details] = failureDetailsOf(error) as [{ declineCode?: string | null; code?: string } | undefined];
+  return details?.declineCode ?? details?.code ?? 'card_declined';
+}
