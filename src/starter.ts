@@ -2,8 +2,11 @@ import { Client, Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from './config/config-error.js';
 import { loadTemporalSettings } from './config/settings.js';
-import { parseOrderInput } from './domain/order-input.js';
-import { OrderIdConflictError, resultOf, startOrder } from './starter/start-order.js';
+import { parseOrderInput, workflowIdForOrder } from './domain/order-input.js';
+import type { PaymentOutcome } from './domain/order-result.js';
+import { requestHash } from './idempotency/request-hash.js';
+import { startOrderForPaymentOutcome } from './starter/payment-outcome.js';
+import { describeIfExists, OrderIdConflictError, resultOf, type StartOutcome } from './starter/start-order.js';
 import { loadTemporalConnectConfig } from './temporal/connection-config.js';
 
 /** Exit codes a script can branch on. */
@@ -15,7 +18,10 @@ const wholeNumber = (flag: string) => (value: string) => {
 };
 
 const program = new Command('start')
-  .description('Start (or attach to) the payment saga of one order. Safe to run again: an order is never charged twice.')
+  .description(
+    'Start (or attach to) the payment saga of one order and print the payment outcome as soon as it is known. ' +
+      'Safe to run again: an order is never charged twice.',
+  )
   .requiredOption('--order-id <id>', 'your order ID; the workflow ID is order-payment-<id>')
   .requiredOption('--customer-id <id>', 'your customer ID (recorded in Stripe metadata)')
   .requiredOption('--amount <minor-units>', 'amount in minor units, 1 to 99999999 (1999 = 19.99)', wholeNumber('--amount'))
@@ -24,6 +30,7 @@ const program = new Command('start')
   .requiredOption('--sku <sku>', 'stock-keeping unit to allocate')
   .requiredOption('--quantity <n>', 'units to allocate, 1 to 1000', wholeNumber('--quantity'))
   .option('--wait', 'wait for the order to finish and print its result', false)
+  .option('--outcome-wait-ms <ms>', 'how long to wait for the payment outcome before going on without it', wholeNumber('--outcome-wait-ms'), 30_000)
   .option('--json', 'print one JSON object instead of text', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? Exit.ok : Exit.badInput))
   .configureOutput({ writeErr: (text) => process.stderr.write(`start: ${text}`) });
@@ -37,6 +44,7 @@ interface Flags {
   sku: string;
   quantity: number;
   wait: boolean;
+  outcomeWaitMs: number;
   json: boolean;
 }
 
@@ -62,33 +70,54 @@ async function main(): Promise<number> {
   const connection = await Connection.connect(connect.connectionOptions);
   try {
     const client = new Client({ connection, namespace: connect.namespace });
-    const started = await startOrder(client, settings.taskQueue, parsed.value);
+    const order = parsed.value;
+    // Only chooses the verb below; the workflow-ID policies are what hold under a race.
+    const before = await describeIfExists(client, workflowIdForOrder(order.orderId));
+    const started = await startOrderForPaymentOutcome(client, settings.taskQueue, order, {
+      // One update per order and payload: running it again attaches to the same one, and a
+      // different order under the same ID gets its own, which the saga's validator refuses.
+      updateId: `cli/${order.orderId}/${requestHash(order)}`,
+      waitMs: flags.outcomeWaitMs,
+    });
+    const outcome: StartOutcome = before === null ? 'started' : before.status.name === 'RUNNING' ? 'attached' : 'already-finished';
     const uiUrl = `${settings.uiUrl}/namespaces/${encodeURIComponent(connect.namespace)}/workflows/${encodeURIComponent(started.workflowId)}/${started.runId}/history`;
-    const report: Record<string, unknown> = {
-      outcome: started.outcome,
-      workflowId: started.workflowId,
-      runId: started.runId,
-      uiUrl,
-    };
+    const report: Record<string, unknown> = { outcome, workflowId: started.workflowId, runId: started.runId, uiUrl, payment: started.payment };
     if (!flags.json) {
-      const verb = { started: 'started', attached: 'attached to the running', 'already-finished': 'already finished:' }[started.outcome];
-      console.log(`order ${parsed.value.orderId}: ${verb} workflow ${started.workflowId}\n  run ID  ${started.runId}\n  Web UI  ${uiUrl}`);
+      const verb = { started: 'started', attached: 'attached to the running', 'already-finished': 'already finished:' }[outcome];
+      console.log(`order ${order.orderId}: ${verb} workflow ${started.workflowId}\n  run ID  ${started.runId}\n  Web UI  ${uiUrl}`);
+      console.log(`  payment ${describePayment(started.payment, flags.outcomeWaitMs)}`);
     }
     // A finished order always reports its result: that is the answer to "was it charged?".
-    if (flags.wait || started.outcome === 'already-finished') {
-      const outcome = await resultOf(started.handle);
-      if (outcome.ok) report.result = outcome.result;
-      else report.failure = outcome.failure;
+    if (flags.wait || outcome === 'already-finished') {
+      const ended = await resultOf(started.handle);
+      if (ended.ok) report.result = ended.result;
+      else report.failure = ended.failure;
       if (!flags.json) {
-        console.log(outcome.ok ? `  result  ${JSON.stringify(outcome.result)}` : `  failed  ${outcome.failure}`);
+        console.log(ended.ok ? `  result  ${JSON.stringify(ended.result)}` : `  failed  ${ended.failure}`);
       }
       if (flags.json) console.log(JSON.stringify(report));
-      return outcome.ok ? Exit.ok : Exit.failed;
+      return ended.ok ? Exit.ok : Exit.failed;
     }
     if (flags.json) console.log(JSON.stringify(report));
     return Exit.ok;
   } finally {
     await connection.close();
+  }
+}
+
+function describePayment(payment: PaymentOutcome | null, waitMs: number): string {
+  if (payment === null) return `not known after ${waitMs} ms; the saga goes on (run again, or add --wait)`;
+  switch (payment.status) {
+    case 'authorized':
+      return `authorized (hold ${payment.paymentIntentId}); the saga captures and confirms next`;
+    case 'requires_action':
+      return `requires_action: the customer must complete ${String(payment.nextAction?.type ?? 'an action')} for ${payment.paymentIntentId}`;
+    case 'declined':
+      return `declined (${payment.declineCode}); nothing was charged`;
+    case 'out_of_stock':
+      return 'out_of_stock; nothing was charged';
+    case 'failed':
+      return `failed before an authorization was known: ${payment.reason}`;
   }
 }
 

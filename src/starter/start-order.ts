@@ -33,9 +33,9 @@ export class OrderIdConflictError extends Error {
   override readonly name = 'OrderIdConflictError';
   constructor(
     readonly orderId: string,
-    readonly existing: unknown,
+    readonly existing?: unknown,
   ) {
-    super(`order ID '${orderId}' is already used by a different order: ${JSON.stringify(existing)}`);
+    super(`order ID '${orderId}' is already used by a different order${existing === undefined ? '' : `: ${JSON.stringify(existing)}`}`);
   }
 }
 
@@ -56,20 +56,7 @@ export async function startOrder(client: Client, taskQueue: string, order: Order
     return { outcome, workflowId, runId: existing.runId, handle };
   }
   try {
-    const handle = await client.workflow.start<typeof orderPaymentSaga>('orderPaymentSaga', {
-      workflowId,
-      taskQueue,
-      args: [order],
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      typedSearchAttributes: [
-        { key: OrderIdAttribute, value: order.orderId },
-        { key: OrderStatusAttribute, value: 'pending' },
-      ],
-      staticSummary: `Order ${order.orderId}: ${order.amount} ${order.currency.toUpperCase()} (minor units), customer ${order.customerId}, ${order.quantity} × ${order.sku}`,
-      // Markdown in the Web UI: the key's shape goes in a code span, or `<...>` is read as HTML.
-      staticDetails: `Payment method ${order.paymentMethod}. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
-    });
+    const handle = await client.workflow.start<typeof orderPaymentSaga>('orderPaymentSaga', orderStartOptions(taskQueue, order));
     // A concurrent starter may have won the race; USE_EXISTING then handed us its run.
     await assertSameOrder(client, workflowId, handle.firstExecutionRunId, order);
     return { outcome: 'started', workflowId, runId: handle.firstExecutionRunId, handle };
@@ -84,6 +71,28 @@ export async function startOrder(client: Client, taskQueue: string, order: Order
   }
 }
 
+/**
+ * How every order's workflow is started, by a plain start or by Update-with-Start: its ID from
+ * the order ID; a running run is attached to (USE_EXISTING) and a finished one never started
+ * again (REJECT_DUPLICATE); the order's search attributes and what the Web UI shows of it.
+ */
+export function orderStartOptions(taskQueue: string, order: OrderInput) {
+  return {
+    workflowId: workflowIdForOrder(order.orderId),
+    taskQueue,
+    args: [order] as [OrderInput],
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    typedSearchAttributes: [
+      { key: OrderIdAttribute, value: order.orderId },
+      { key: OrderStatusAttribute, value: 'pending' },
+    ],
+    staticSummary: `Order ${order.orderId}: ${order.amount} ${order.currency.toUpperCase()} (minor units), customer ${order.customerId}, ${order.quantity} × ${order.sku}`,
+    // Markdown in the Web UI: the key's shape goes in a code span, or `<...>` is read as HTML.
+    staticDetails: `Payment method ${order.paymentMethod}. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
+  };
+}
+
 /** The result of a run, or the failure that ended it. */
 export async function resultOf(
   handle: WorkflowHandle<typeof orderPaymentSaga>,
@@ -96,7 +105,7 @@ export async function resultOf(
   }
 }
 
-async function describeIfExists(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | null> {
+export async function describeIfExists(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | null> {
   try {
     return await client.workflow.getHandle(workflowId).describe();
   } catch (error) {
@@ -105,7 +114,7 @@ async function describeIfExists(client: Client, workflowId: string): Promise<Wor
   }
 }
 
-async function assertSameOrder(client: Client, workflowId: string, runId: string, order: OrderInput): Promise<void> {
+export async function assertSameOrder(client: Client, workflowId: string, runId: string, order: OrderInput): Promise<void> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
   const first = payloads[0];

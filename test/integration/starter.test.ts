@@ -66,6 +66,52 @@ describe('npm run start', () => {
     expect((await stripeObjectsFor(harness.stripe, order.orderId)).succeeded).toHaveLength(1);
   });
 
+  it('without --wait prints the payment outcome as soon as the hold is placed, and the saga goes on to capture', async () => {
+    const order = await harness.newOrder();
+    const run = await runCli('src/starter.ts', [...flags(order), '--json'], env);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { outcome: string; runId: string; payment: { status: string; paymentIntentId: string }; result?: unknown };
+    expect(report).toMatchObject({ outcome: 'started', payment: { status: 'authorized' } });
+    expect(report.result).toBeUndefined();
+    const result = await harness.handle(order).result();
+    expect(result).toMatchObject({ status: 'completed', paymentIntentId: report.payment.paymentIntentId });
+  });
+
+  it('prints a declined card as declined with its code, exit 0, nothing charged', async () => {
+    const order = await harness.newOrder({ paymentMethod: 'pm_card_chargeDeclined' });
+    const run = await runCli('src/starter.ts', flags(order), env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/payment declined \(\w+\); nothing was charged/);
+    expect((await stripeObjectsFor(harness.stripe, order.orderId)).succeeded).toHaveLength(0);
+  });
+
+  it('with no worker: says the outcome is not known yet and exits 0; a different order under the running ID exits 3; the worker back, a rerun attaches and prints it', async () => {
+    await harness.stopWorker();
+    try {
+      const order = await harness.newOrder();
+      const waiting = await runCli('src/starter.ts', [...flags(order), '--outcome-wait-ms', '500'], env);
+      expect(waiting.code).toBe(0);
+      expect(waiting.stdout).toContain('payment not known after 500 ms; the saga goes on');
+      const runId = /run ID {2}(\S+)/.exec(waiting.stdout)?.[1];
+      expect(runId).toBeDefined();
+      expect((await harness.handle(order).describe()).status.name).toBe('RUNNING');
+
+      const reused = await runCli('src/starter.ts', [...flags({ ...order, quantity: order.quantity + 1 }), '--outcome-wait-ms', '500'], env);
+      expect(reused.code).toBe(3);
+      expect(reused.stderr).toContain(`order ID '${order.orderId}' is already used by a different order`);
+
+      await harness.startWorker();
+      const again = await runCli('src/starter.ts', [...flags(order), '--json'], env);
+      expect(again.code).toBe(0);
+      // The same run (attached, or already finished by the time the rerun looked), and its outcome.
+      expect(JSON.parse(again.stdout)).toMatchObject({ runId, payment: { status: 'authorized' } });
+      expect(await harness.handle(order).result()).toMatchObject({ status: 'completed' });
+      expect((await stripeObjectsFor(harness.stripe, order.orderId)).succeeded).toHaveLength(1);
+    } finally {
+      await harness.startWorker();
+    }
+  });
+
   it.each([
     ['an amount over 99999999', ['--amount', '100000000'], 'amount must be at most 99999999'],
     ['a fractional amount', ['--amount', '19.99'], '--amount must be a whole number'],
