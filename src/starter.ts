@@ -111,7 +111,7 @@ function describePayment(payment: PaymentOutcome | null, waitMs: number): string
     case 'authorized':
       return `authorized (hold ${payment.paymentIntentId}); the saga captures and confirms next`;
     case 'requires_action':
-      return `requires_action: the customer must complete ${String(payment.nextAction?.type ?? 'an action')} for ${payment.paymentIntentId}`;
+      return `requires_action: the customer must complete ${typeof payment.nextAction?.type === 'string' ? payment.nextAction.type : 'an action'} for ${payment.paymentIntentId}`;
     case 'declined':
       return `declined (${payment.declineCode}); nothing was charged`;
     case 'out_of_stock':

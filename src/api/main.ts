@@ -20,7 +20,8 @@ const REAP_INTERVAL_MS = 10 * 60_000;
  * `npm run api`: the HTTP service. Env: API_PORT (default 3000), API_HOST (default 127.0.0.1),
  * DATABASE_URL, STRIPE_WEBHOOK_SECRET (whsec_...), STRIPE_WEBHOOK_TOLERANCE_SECONDS (default
  * 300), Temporal's TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_TASK_QUEUE, and
- * API_IDEMPOTENCY_RETENTION_HOURS / API_IDEMPOTENCY_TOMBSTONE_DAYS / API_IDEMPOTENCY_LEASE_SECONDS.
+ * API_IDEMPOTENCY_RETENTION_HOURS / API_IDEMPOTENCY_TOMBSTONE_DAYS / API_IDEMPOTENCY_LEASE_SECONDS, and
+ * API_OUTCOME_WAIT_MS (default 10000).
  * Bad configuration exits 2 before anything starts.
  */
 async function serve(): Promise<void> {
@@ -42,6 +43,7 @@ async function serve(): Promise<void> {
     logger,
     temporal: { client, taskQueue: settings.temporal.taskQueue },
     apiIdempotency: settings.idempotency,
+    outcomeWaitMs: settings.api.outcomeWaitMs,
   });
   const reap = () => {
     reapApiIdempotency(db, { tombstoneMs: settings.idempotency.tombstoneMs }).then(

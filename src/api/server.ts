@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from '../api-idempotency/settings.js';
 import type { SignalPaymentEvent } from '../webhooks/workflow-handoff.js';
 import { healthRoutes } from './health.js';
-import type { CreateOrderDeps } from './orders/create-order.js';
+import { DEFAULT_OUTCOME_WAIT_MS, type CreateOrderDeps } from './orders/create-order.js';
 import { orderRoutes } from './orders/order-routes.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
 
@@ -20,6 +20,8 @@ export interface ApiDeps {
   temporal?: { client: Client; taskQueue: string };
   /** Retention, tombstones and leases of Idempotency-Keys. Default: 7 days, 90 days, 30 s. */
   apiIdempotency?: ApiIdempotencySettings;
+  /** How long POST /v1/orders waits for the payment's outcome before answering 202. Default 10 s. */
+  outcomeWaitMs?: number;
   /** Test seam of the orders API. */
   orderHooks?: Pick<CreateOrderDeps, 'afterWorkflowStart'>;
 }
@@ -43,6 +45,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
       db: deps.db,
       temporal: deps.temporal,
       idempotency: deps.apiIdempotency ?? DEFAULT_API_IDEMPOTENCY,
+      outcomeWaitMs: deps.outcomeWaitMs ?? DEFAULT_OUTCOME_WAIT_MS,
       ...deps.orderHooks,
     });
   }

@@ -49,6 +49,12 @@ const apiSchema = z.object({
     .default(3000),
   /** Interface to listen on. Default 127.0.0.1; 0.0.0.0 to accept connections from elsewhere. */
   API_HOST: z.string().min(1).default('127.0.0.1'),
+  /**
+   * How long POST /v1/orders waits for the payment's outcome before answering 202 pending.
+   * Default 10 s: a hold is usually known in well under a second; past this the checkout is
+   * better told to poll than held.
+   */
+  API_OUTCOME_WAIT_MS: z.coerce.number({ error: 'must be milliseconds, such as 10000' }).int().min(0).max(120_000, 'must be at most 120000 (2 minutes)').default(10_000),
 });
 
 const stripeWebhookSchema = z.object({
@@ -102,6 +108,7 @@ export interface StripeSettings {
 export interface ApiSettings {
   port: number;
   host: string;
+  outcomeWaitMs: number;
 }
 export interface StripeWebhookSettings {
   secret: string;
@@ -140,7 +147,7 @@ export function loadSettlementSettings(env: Env = process.env): { settlementRech
 
 export function loadApiSettings(env: Env = process.env): ApiSettings {
   const parsed = parse(apiSchema, env);
-  return { port: parsed.API_PORT, host: parsed.API_HOST };
+  return { port: parsed.API_PORT, host: parsed.API_HOST, outcomeWaitMs: parsed.API_OUTCOME_WAIT_MS };
 }
 
 export function loadStripeWebhookSettings(env: Env = process.env): StripeWebhookSettings {

@@ -11,8 +11,8 @@ let api: OrdersApi;
 let apiKey: string;
 
 beforeAll(async () => {
-  // No worker: these tests check what the API records and starts, not how the saga ends.
-  h = await startSagaHarness({ worker: false });
+  // A worker, so that a first POST is answered with its outcome (201) rather than 202 pending.
+  h = await startSagaHarness();
   api = await startOrdersApi(h);
   apiKey = await api.keyFor('tenant-edges');
 });

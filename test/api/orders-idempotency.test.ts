@@ -49,7 +49,7 @@ describe('POST /v1/orders: one intent, one order', () => {
     const retry = await api.post({ apiKey: tenantA, idempotencyKey: key, body });
 
     expect(first.status).toBe(201);
-    expect(first.body).toMatchObject({ object: 'order', status: 'pending', amount: 4200, currency: 'usd' });
+    expect(first.body).toMatchObject({ object: 'order', status: 'authorized', amount: 4200, currency: 'usd' });
     expect(first.body.id).toMatch(/^ord_[A-Za-z0-9_-]{24}$/);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     expect(retry.status).toBe(201);

@@ -26,7 +26,11 @@ export interface ApiResponse {
 }
 
 /** The orders API on the harness's database and Temporal task queue, driven through inject(). */
-export async function startOrdersApi(harness: SagaHarness, idempotency: ApiIdempotencySettings = DEFAULT_API_IDEMPOTENCY): Promise<OrdersApi> {
+export async function startOrdersApi(
+  harness: SagaHarness,
+  idempotency: ApiIdempotencySettings = DEFAULT_API_IDEMPOTENCY,
+  options: { outcomeWaitMs?: number } = {},
+): Promise<OrdersApi> {
   let afterWorkflowStart: ((orderId: string) => Promise<void>) | undefined;
   const app = await buildApiServer({
     db: harness.db.pool,
@@ -35,6 +39,7 @@ export async function startOrdersApi(harness: SagaHarness, idempotency: ApiIdemp
     logger: pino({ level: 'silent' }),
     temporal: { client: harness.client, taskQueue: harness.taskQueue },
     apiIdempotency: idempotency,
+    ...(options.outcomeWaitMs === undefined ? {} : { outcomeWaitMs: options.outcomeWaitMs }),
     orderHooks: { afterWorkflowStart: (orderId) => afterWorkflowStart?.(orderId) ?? Promise.resolve() },
   });
   const toResponse = (response: { statusCode: number; headers: Record<string, unknown>; body: string }): ApiResponse => ({

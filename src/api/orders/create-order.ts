@@ -5,9 +5,14 @@ import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, t
 import type { ApiIdempotencySettings } from '../../api-idempotency/settings.js';
 import { workflowIdForOrder, type OrderInput } from '../../domain/order-input.js';
 import { requestHash } from '../../idempotency/request-hash.js';
-import { OrderIdConflictError, startOrder } from '../../starter/start-order.js';
+import type { PaymentOutcome } from '../../domain/order-result.js';
+import { startOrderForPaymentOutcome } from '../../starter/payment-outcome.js';
+import { OrderIdConflictError } from '../../starter/start-order.js';
 
 export const CREATE_ORDER_OPERATION = 'order.create';
+
+/** How long POST /v1/orders waits for the payment's outcome by default (API_OUTCOME_WAIT_MS). */
+export const DEFAULT_OUTCOME_WAIT_MS = 10_000;
 
 /** The order as the caller describes it: everything but the ID, which the server assigns. */
 export type OrderRequest = Omit<OrderInput, 'orderId'>;
@@ -16,6 +21,8 @@ export interface CreateOrderDeps {
   db: Pool;
   temporal: { client: Client; taskQueue: string };
   idempotency: ApiIdempotencySettings;
+  /** How long to wait for the payment's outcome before answering 202 pending. */
+  outcomeWaitMs: number;
   /** Test seam: runs after the workflow start returned, before the response is stored. */
   afterWorkflowStart?: (orderId: string) => Promise<void>;
 }
@@ -32,11 +39,20 @@ export function newOrderId(): string {
   return `ord_${randomBytes(18).toString('base64url')}`;
 }
 
-export function orderResponseBody(orderId: string, order: OrderRequest) {
+/**
+ * The order as POST /v1/orders answers it: its payment's outcome as `status` (`authorized`,
+ * `requires_action` with Stripe's `nextAction`, `declined` with its `declineCode`,
+ * `out_of_stock`, `failed` with its `failureReason`), or `pending` when it was not known in time.
+ */
+export function orderResponseBody(orderId: string, order: OrderRequest, payment: PaymentOutcome | null) {
   return {
     id: orderId,
     object: 'order',
-    status: 'pending',
+    status: payment?.status ?? 'pending',
+    ...(payment && 'paymentIntentId' in payment ? { paymentIntentId: payment.paymentIntentId } : {}),
+    ...(payment?.status === 'requires_action' ? { nextAction: payment.nextAction } : {}),
+    ...(payment?.status === 'declined' ? { declineCode: payment.declineCode } : {}),
+    ...(payment?.status === 'failed' ? { failureReason: payment.reason } : {}),
     amount: order.amount,
     currency: order.currency,
     customerId: order.customerId,
@@ -48,10 +64,15 @@ export function orderResponseBody(orderId: string, order: OrderRequest) {
 }
 
 /**
- * POST /v1/orders after authentication and validation: claim the key (one short transaction),
- * start the order's workflow with no row lock held, store the response (another transaction).
- * A crash between the start and the store leaves the row pending with its order ID; the retry
- * takes over the expired lease and the start attaches to the same run.
+ * POST /v1/orders after authentication and validation: claim the key (one short transaction);
+ * with no row lock held, start the order's workflow and wait for its payment's outcome in one
+ * Update-with-Start, whose update ID is the tenant, the operation and the key; store the answer
+ * (another transaction). A crash between the start and the store leaves the row pending with its
+ * order ID; the retry takes over the expired lease and attaches to the same run and update.
+ *
+ * When the outcome is not known within `outcomeWaitMs` the answer is 202 pending, and it is not
+ * stored: the row stays pending with its order ID and its lease is freed, so the same request
+ * again attaches to the same update and answers 201 with the outcome once it is known.
  */
 export async function createOrder(deps: CreateOrderDeps, scope: IdempotencyScope, order: OrderRequest): Promise<ApiAnswer> {
   const hash = requestHash(order);
@@ -85,8 +106,14 @@ export async function createOrder(deps: CreateOrderDeps, scope: IdempotencyScope
       break;
   }
   const orderId = claim.resourceId;
+  let payment: PaymentOutcome | null;
   try {
-    await startOrder(deps.temporal.client, deps.temporal.taskQueue, { orderId, ...order });
+    ({ payment } = await startOrderForPaymentOutcome(
+      deps.temporal.client,
+      deps.temporal.taskQueue,
+      { orderId, ...order },
+      { updateId: paymentOutcomeUpdateId(scope), waitMs: deps.outcomeWaitMs },
+    ));
     await deps.afterWorkflowStart?.(orderId);
   } catch (error) {
     if (error instanceof OrderIdConflictError) {
@@ -103,8 +130,18 @@ export async function createOrder(deps: CreateOrderDeps, scope: IdempotencyScope
     await releaseIdempotencyLease(deps.db, scope).catch(() => undefined);
     throw error;
   }
-  const stored = await completeIdempotencyKey(deps.db, scope, { state: 'completed', statusCode: 201, body: orderResponseBody(orderId, order) });
-  return { statusCode: stored.statusCode, body: stored.body, headers: { location: `/v1/orders/${orderId}` } };
+  const location = `/v1/orders/${orderId}`;
+  if (payment === null) {
+    await releaseIdempotencyLease(deps.db, scope);
+    return { statusCode: 202, body: orderResponseBody(orderId, order, null), headers: { location, 'retry-after': '1' } };
+  }
+  const stored = await completeIdempotencyKey(deps.db, scope, { state: 'completed', statusCode: 201, body: orderResponseBody(orderId, order, payment) });
+  return { statusCode: stored.statusCode, body: stored.body, headers: { location } };
+}
+
+/** One update per Idempotency-Key: a retried request attaches to it instead of running another. */
+export function paymentOutcomeUpdateId(scope: IdempotencyScope): string {
+  return `${scope.tenantId}/${scope.operation}/${scope.key}`;
 }
 
 export function keyReusedAnswer(scope: IdempotencyScope): ApiAnswer {
