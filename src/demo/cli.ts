@@ -8,6 +8,7 @@ import { firstShutdownSignal } from '../stack/signals.js';
 import { startStack, type RunningStack } from '../stack/stack.js';
 import { probeRunningStack } from '../stack/stack-state.js';
 import { addStackOptions, parseStackOptions } from '../stack/stack-options.js';
+import { BootstrapError, oneLine } from '../tools/bootstrap.js';
 import { runDemo } from './demo.js';
 
 const say = (line: string) => {
@@ -74,8 +75,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`demo: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(`demo: ${oneLine(error)}`);
     if (error instanceof Interrupted) process.exit(130);
-    process.exit(error instanceof ConfigError || error instanceof PortInUseError ? 2 : 1);
+    process.exit(error instanceof ConfigError || error instanceof PortInUseError || error instanceof BootstrapError ? 2 : 1);
   },
 );

@@ -8,7 +8,7 @@ export interface ManagedProcess {
   readonly pid: number;
   /** Settles when the process ends, for whatever reason, with how it ended. */
   readonly exited: Promise<string>;
-  /** SIGTERM, then SIGKILL if it has not ended after `forceAfterMs`. */
+  /** SIGTERM (or the `stopSignal`), then SIGKILL if it has not ended after `forceAfterMs`. */
   stop(): Promise<void>;
 }
 
@@ -23,6 +23,11 @@ export interface SpawnOptions {
   /** Called with each line the process writes to stdout, besides the log file. */
   onLine?: (line: string) => void;
   forceAfterMs?: number;
+  /** Run as this user and group (root only), e.g. PostgreSQL, which refuses to run as root. */
+  uid?: number;
+  gid?: number;
+  /** What `stop()` sends first. Default SIGTERM. */
+  stopSignal?: NodeJS.Signals;
 }
 
 const running = new Set<ResultPromise>();
@@ -59,6 +64,8 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
     reject: false,
     cleanup: false,
     forceKillAfterDelay: options.forceAfterMs ?? 10_000,
+    ...(options.uid === undefined ? {} : { uid: options.uid }),
+    ...(options.gid === undefined ? {} : { gid: options.gid }),
   });
   if (options.onLine && child.stdout) {
     let pending = '';
@@ -83,7 +90,7 @@ export function spawnManaged(options: SpawnOptions): ManagedProcess {
     pid: child.pid ?? -1,
     exited,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      if (child.exitCode === null && child.signalCode === null) child.kill(options.stopSignal ?? 'SIGTERM');
       await exited;
     },
   };

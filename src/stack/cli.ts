@@ -5,6 +5,7 @@ import { holdStackInForeground } from './foreground.js';
 import { PortInUseError } from './ports.js';
 import { startStack } from './stack.js';
 import { addStackOptions, parseStackOptions } from './stack-options.js';
+import { BootstrapError, oneLine } from '../tools/bootstrap.js';
 
 const say = (line: string) => {
   console.log(`stack: ${line}`);
@@ -26,7 +27,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    console.error(`stack: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(error instanceof ConfigError || error instanceof PortInUseError ? 2 : 1);
+    console.error(`stack: ${oneLine(error)}`);
+    process.exit(error instanceof ConfigError || error instanceof PortInUseError || error instanceof BootstrapError ? 2 : 1);
   },
 );

@@ -31,7 +31,11 @@ const shellQuote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : 
 /** The addresses, and the exact lines to paste into another shell. */
 export function describeStack(state: StackState, details?: StackDetails, options: { exports: boolean } = { exports: true }): string {
   const postgresNote =
-    state.postgres === 'embedded' ? `embedded${details?.postgresDataDir ? `, data in ${details.postgresDataDir}` : ''}` : 'from DATABASE_URL';
+    state.postgres === 'embedded'
+      ? `embedded${details?.postgresDataDir ? `, data in ${details.postgresDataDir}` : ''}`
+      : state.postgres === 'local'
+        ? 'the server on 127.0.0.1:5432'
+        : 'from DATABASE_URL';
   const lines = [
     `  Temporal gRPC     ${state.temporalAddress}  (namespace ${state.namespace}, task queue ${state.taskQueue})`,
     `  Temporal Web UI   ${state.uiUrl}/namespaces/${state.namespace}/workflows`,

@@ -23,6 +23,7 @@ const stackOptionsSchema = z.object({
     .string()
     .regex(/^(nats|tls|wss?):\/\/\S+$/, 'NATS_URL must be a NATS URL such as nats://127.0.0.1:4222')
     .optional(),
+  embeddedPostgres: z.boolean(),
   databaseUrl: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'DATABASE_URL must be a PostgreSQL URL such as postgres://postgres@127.0.0.1:5432/payments')
@@ -39,9 +40,14 @@ export function addStackOptions(command: Command): Command {
     .addOption(new Option('--ui-port <port>', 'Temporal Web UI port').env('STACK_UI_PORT').default('8233'))
     .addOption(new Option('--emulator-port <port>', 'Stripe emulator port').env('STACK_EMULATOR_PORT').default('12111'))
     .addOption(
-      new Option('--postgres-port <port>', 'port of the embedded PostgreSQL (used when DATABASE_URL is unset or unreachable)')
+      new Option('--postgres-port <port>', 'port of the embedded PostgreSQL (used when DATABASE_URL is unset and none answers on 127.0.0.1:5432)')
         .env('STACK_POSTGRES_PORT')
         .default('54329'),
+    )
+    .addOption(
+      new Option('--embedded-postgres', 'always run the embedded PostgreSQL, even when DATABASE_URL is set or a server answers on 127.0.0.1:5432')
+        .env('STACK_EMBEDDED_POSTGRES')
+        .default(false),
     )
     .addOption(new Option('--api-port <port>', 'port of the HTTP service (webhooks and the orders API)').env('STACK_API_PORT').default('3000'))
     .addOption(
@@ -64,6 +70,7 @@ export function parseStackOptions(flags: Record<string, unknown>, env: NodeJS.Pr
     postgresPort: flags.postgresPort,
     apiPort: flags.apiPort,
     natsPort: flags.natsPort,
+    embeddedPostgres: flags.embeddedPostgres === true || flags.embeddedPostgres === '1' || flags.embeddedPostgres === 'true',
     natsUrl: natsUrl === '' ? undefined : natsUrl,
     databaseUrl: databaseUrl === '' ? undefined : databaseUrl,
   });

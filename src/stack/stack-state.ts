@@ -15,7 +15,7 @@ export const stackStateSchema = z.object({
   taskQueue: z.string().min(1),
   uiUrl: z.url(),
   databaseUrl: z.string().regex(/^postgres(ql)?:\/\//),
-  postgres: z.enum(['external', 'embedded']),
+  postgres: z.enum(['external', 'local', 'embedded']),
   emulatorUrl: z.url(),
   stripeSecretKey: z.string().regex(/^sk_test_\w+$/),
   apiUrl: z.url(),

@@ -11,9 +11,9 @@ import { seedSampleStock } from './sample-stock.js';
 import { probeRunningStack, removeStackState, writeStackState, type StackState } from './stack-state.js';
 import { startServiceProcess } from './service-process.js';
 import { PORT_HINTS, type StackOptions } from './stack-options.js';
-import { ensureTemporalCli } from './temporal-cli.js';
 import { startTemporalServer } from './temporal-server.js';
 import { startWorkerProcess } from './worker-process.js';
+import { ensureTemporalCli } from '../tools/bootstrap.js';
 
 /** Any sk_test_ key works with the emulator; the stack, its worker and the demo share this one. */
 export const STACK_STRIPE_KEY = 'sk_test_order_payments_local_stack';
@@ -73,6 +73,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     const starting = [
       startPostgres({
         databaseUrl: options.databaseUrl,
+        embeddedOnly: options.embeddedPostgres,
         port: options.postgresPort,
         embeddedDataDir: files.postgresData,
         logFile: files.postgresLog,

@@ -12,7 +12,8 @@ export interface BinaryLookup {
   installHint: string;
 }
 
-function isExecutable(file: string): boolean {
+/** True when `file` exists and this process may run it. */
+export function isExecutable(file: string): boolean {
   try {
     accessSync(file, constants.X_OK);
     return true;
@@ -23,8 +24,8 @@ function isExecutable(file: string): boolean {
 
 /**
  * Finds a binary the project runs: the explicit variable, else `PATH`, else the project's
- * pinned virtualenv install. Never downloads anything: this machine, like CI, reaches only the
- * package registries, and installing is the job of `.ci/run` and the stack.
+ * pinned virtualenv install. Never downloads anything: installing the pinned one from PyPI is
+ * the job of `findOrInstall` (src/tools/project-venv.ts), through src/tools/bootstrap.ts.
  */
 export function findBinary(lookup: BinaryLookup, env: Record<string, string | undefined> = process.env): string {
   const explicit = env[lookup.envVar]?.trim();

@@ -17,8 +17,8 @@ import { createOrderWorker } from '../../src/temporal/order-worker.js';
 import { createTestDatabase } from '../support/database.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
 
-/** Debian's Chromium package (`apt-get install chromium`); playwright-core downloads no browser. */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** The global setup finds Chromium or installs Debian's package (src/tools/chromium.ts); playwright-core downloads no browser. */
+const CHROMIUM = inject('chromiumPath');
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -46,12 +46,29 @@ const order: OrderInput = {
 };
 
 let server: RunningTemporalServer;
-let page: Page;
+let openedPage: Page | undefined;
+/** Why Chromium did not launch: every test then fails with it, none is skipped. */
+let launchFailure: Error | undefined;
 let runId: string;
 /** Undoes beforeAll, newest first, as far as it got. */
 const cleanups: (() => Promise<void>)[] = [];
 
+/** The page the tests drive; a browser that could not launch fails the test that asks, with why. */
+function page(): Page {
+  if (openedPage) return openedPage;
+  throw launchFailure ?? new Error('the browser was not opened: see the error of beforeAll');
+}
+
 beforeAll(async () => {
+  // First, and on its own: a browser that cannot launch fails each test with the reason.
+  try {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    cleanups.push(() => browser.close());
+    openedPage = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
+  } catch (error) {
+    const why = (error instanceof Error ? error.message : String(error)).split('\n').find((line) => line.trim() !== '') ?? 'unknown error';
+    launchFailure = new Error(`Chromium at ${CHROMIUM} could not launch: ${why.trim()} (set CHROMIUM_PATH to a working Chrome or Chromium)`);
+  }
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
   } catch {
@@ -103,9 +120,6 @@ beforeAll(async () => {
   expect(result.status).toBe('compensated');
   runId = started.runId;
 
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-  cleanups.push(() => browser.close());
-  page = await browser.newPage({ viewport: { width: 1800, height: 1000 } });
 });
 
 afterAll(async () => {
@@ -119,12 +133,12 @@ const TIMEOUT_MS = 20_000;
 
 async function screenshotOnMiss(text: string): Promise<void> {
   // What the page showed instead, for whoever reads the CI artifacts.
-  await page.screenshot({ path: path.join(ARTIFACTS, `missing-${text.replace(/[^\w-]+/g, '_').slice(0, 60)}.png`) });
+  await page().screenshot({ path: path.join(ARTIFACTS, `missing-${text.replace(/[^\w-]+/g, '_').slice(0, 60)}.png`) });
 }
 
 /** Waits for `text` to show on the page; the UI loads its data after the first paint. */
 async function expectVisible(text: string): Promise<void> {
-  const locator = page.getByText(text, { exact: false }).first();
+  const locator = page().getByText(text, { exact: false }).first();
   try {
     await locator.waitFor({ state: 'visible', timeout: TIMEOUT_MS });
   } catch (error) {
@@ -139,9 +153,9 @@ async function expectRenderedMarkdown(text: string): Promise<void> {
   const deadline = Date.now() + TIMEOUT_MS;
   let shown: string[] = [];
   while (Date.now() < deadline) {
-    shown = await Promise.all(page.frames().map((frame) => frame.locator('body').innerText().catch(() => '')));
+    shown = await Promise.all(page().frames().map((frame) => frame.locator('body').innerText().catch(() => '')));
     if (shown.some((body) => body.replace(/\s+/g, ' ').includes(text))) break;
-    await page.waitForTimeout(250);
+    await page().waitForTimeout(250);
   }
   if (!shown.some((body) => body.replace(/\s+/g, ' ').includes(text))) await screenshotOnMiss(text);
   expect(shown.map((body) => body.replace(/\s+/g, ' ').trim()).filter(Boolean)).toContainEqual(expect.stringContaining(text));
@@ -149,50 +163,50 @@ async function expectRenderedMarkdown(text: string): Promise<void> {
 
 describe("the Temporal Web UI tells a compensated run's story", () => {
   it('labels each step by its downstream, and the compensations as such, on the timeline', async () => {
-    await page.goto(runPage('timeline'), { waitUntil: 'networkidle' });
+    await page().goto(runPage('timeline'), { waitUntil: 'networkidle' });
     await expectVisible(`Postgres: reserve 1 × ${order.sku}`);
     await expectVisible(`Stripe: hold 2500 USD (minor units) on customer ${order.customerId}'s card`);
     await expectVisible('Stripe + ledger: capture 2500 of hold');
     await expectVisible('Compensation · Stripe + ledger: refund what was captured');
     await expectVisible('Compensation · Stripe: void the hold (free)');
     await expectVisible(`Compensation · Postgres: release the reservation of 1 × ${order.sku}`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-timeline.png') });
+    await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-timeline.png') });
     if (process.env.WEB_UI_SCREENSHOT_TO_DOCS === '1') {
       await mkdir(path.dirname(DOCS_SCREENSHOT), { recursive: true });
-      await page.screenshot({ path: DOCS_SCREENSHOT });
+      await page().screenshot({ path: DOCS_SCREENSHOT });
     }
   });
 
   it('names the idempotency key of each side effect in the event history', async () => {
-    await page.goto(runPage('history'), { waitUntil: 'networkidle' });
+    await page().goto(runPage('history'), { waitUntil: 'networkidle' });
     for (const activityId of ['reserve-stock', 'authorize-payment', 'capture-payment', 'refund-capture', 'void-authorization', 'release-stock']) {
       await expectVisible(`key ${runId}/${activityId}`);
     }
-    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-history.png') });
+    await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-history.png') });
   });
 
   it('shows the order, amount and customer as the summary, and the saga step as current details', async () => {
-    await page.goto(runPage('user-metadata'), { waitUntil: 'networkidle' });
+    await page().goto(runPage('user-metadata'), { waitUntil: 'networkidle' });
     await expectRenderedMarkdown(`Order ${order.orderId}: 2500 USD (minor units), customer ${order.customerId}, 1 × ${order.sku}`);
     await expectRenderedMarkdown('Every side effect is keyed <original run ID>/<activity ID>');
     await expectRenderedMarkdown(`done · order ${order.orderId} · status compensated`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-metadata.png') });
+    await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-metadata.png') });
   });
 
   it('shows the OrderId and OrderStatus search attributes on the run', async () => {
-    await page.goto(runPage('search-attributes'), { waitUntil: 'networkidle' });
+    await page().goto(runPage('search-attributes'), { waitUntil: 'networkidle' });
     await expectVisible(`"OrderId": "${order.orderId}"`);
     await expectVisible('"OrderStatus": "compensated"');
-    await page.screenshot({ path: path.join(ARTIFACTS, 'compensated-run-search-attributes.png') });
+    await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-search-attributes.png') });
   });
 
   it('finds the run in the list view by OrderId and OrderStatus', async () => {
     const query = `OrderId = "${order.orderId}" AND OrderStatus = "compensated"`;
-    await page.goto(listUrl(server.uiUrl ?? '', NAMESPACE, query), { waitUntil: 'networkidle' });
+    await page().goto(listUrl(server.uiUrl ?? '', NAMESPACE, query), { waitUntil: 'networkidle' });
     await expectVisible(`order-payment-${order.orderId}`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'list-filtered-by-search-attributes.png') });
+    await page().screenshot({ path: path.join(ARTIFACTS, 'list-filtered-by-search-attributes.png') });
 
-    await page.goto(listUrl(server.uiUrl ?? '', NAMESPACE, `OrderId = "${order.orderId}" AND OrderStatus = "completed"`), {
+    await page().goto(listUrl(server.uiUrl ?? '', NAMESPACE, `OrderId = "${order.orderId}" AND OrderStatus = "completed"`), {
       waitUntil: 'networkidle',
     });
     await expectVisible('No Workflows');
