@@ -25,6 +25,7 @@ import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-a
 import { percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
 import { runLedgerMicro } from './ledger-micro.js';
 import { FULL_PLAN, MEMORY_CAPPED_WORKER, QUICK_PLAN, type BenchPlan } from './plan.js';
+import { measurePaymentOutcome } from './payment-outcome.js';
 import { proveReplayCost } from './replay-proof.js';
 import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type Target, type Workload } from './report.js';
 import { startBenchWorker, type BenchWorker } from './worker-child.js';
@@ -132,6 +133,19 @@ async function main(): Promise<void> {
       }
     }
 
+    say(`time to the payment outcome at 16 clients: Update-with-Start vs start-then-poll every ${plan.paymentOutcome.pollIntervalMs} ms`);
+    const paymentOutcome = await measurePaymentOutcome({
+      db: db.pool,
+      client: server.client,
+      taskQueue: `bench-saga-${tag}`,
+      skus: SKUS,
+      concurrency: 16,
+      ...plan.paymentOutcome,
+    });
+    say(
+      `  one call p50 ${paymentOutcome.updateWithStart.p50Ms} ms, start-then-poll p50 ${paymentOutcome.startThenPoll.p50Ms} ms (${paymentOutcome.p50Speedup}×)`,
+    );
+
     // Each memory measurement gets a fresh worker process, so no earlier load's heap carries over
     // and the two settings are compared alike.
     await Promise.all([workers.baseline.stop(), workers.saga.stop()]);
@@ -163,7 +177,7 @@ async function main(): Promise<void> {
     say('capture replay cost');
     const replay = await proveReplayCost({ databaseUrl: db.url, emulator, stripeKey: STRIPE_KEY, replays: plan.replays });
 
-    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, db, server });
+    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, paymentOutcome, db, server });
     const table = markdownReport(result);
     if (flags.write) {
       const file = path.join(ROOT, 'bench', 'results', `${result.startedAt.slice(0, 10)}-${result.commit}.json`);
@@ -323,10 +337,11 @@ async function assemble(parts: {
   inFlight: InFlightResult[];
   ledger: BenchResult['ledger'];
   replay: BenchResult['replay'];
+  paymentOutcome: BenchResult['paymentOutcome'];
   db: ThrowawayDatabase;
   server: DevServer;
 }): Promise<BenchResult> {
-  const { levels, inFlight, ledger, replay } = parts;
+  const { levels, inFlight, ledger, replay, paymentOutcome } = parts;
   const of = (workload: Workload) => levels.filter((level) => level.workload === workload);
   const bestOf = (workload: Workload) =>
     of(workload).reduce((best, level) => (level.ordersPerSecond > best.ordersPerSecond ? level : best));
@@ -361,6 +376,12 @@ async function assemble(parts: {
       goal: 'one indexed read, no Stripe call',
       measured: `${replay.replay.stripeRequests} Stripe requests; ${replay.replay.roundTrips} statement(s), ${replay.replay.transactions} transaction(s): ${replay.replay.statements.map((s) => s.slice(0, 48)).join(' / ')}…`,
       met: replayIsOneIndexedRead,
+    },
+    {
+      name: 'time to the payment outcome, one call vs start-then-poll',
+      goal: 'p50 ≥ 2× sooner at 16 clients',
+      measured: `${paymentOutcome.p50Speedup}× (p50 ${paymentOutcome.updateWithStart.p50Ms} vs ${paymentOutcome.startThenPoll.p50Ms} ms, polling every ${paymentOutcome.pollIntervalMs} ms)`,
+      met: paymentOutcome.p50Speedup >= 2,
     },
     {
       name: 'worker memory with 1,000 sagas in flight',
@@ -403,6 +424,7 @@ async function assemble(parts: {
     inFlight,
     ledger,
     replay,
+    paymentOutcome,
     targets,
     durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),
   };

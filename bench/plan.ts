@@ -12,6 +12,8 @@ export interface BenchPlan {
   inFlightCapped: boolean;
   ledger: { rounds: number; perRound: number };
   replays: number;
+  /** Checkouts timed to the payment outcome, one call against start-then-poll, at 16 clients. */
+  paymentOutcome: { orders: number; rounds: number; pollIntervalMs: number };
 }
 
 export const FULL_PLAN: BenchPlan = {
@@ -28,6 +30,7 @@ export const FULL_PLAN: BenchPlan = {
   inFlightCapped: true,
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
+  paymentOutcome: { orders: 192, rounds: 3, pollIntervalMs: 250 },
 };
 
 export const QUICK_PLAN: BenchPlan = {
@@ -44,6 +47,7 @@ export const QUICK_PLAN: BenchPlan = {
   inFlightCapped: false,
   ledger: { rounds: 3, perRound: 50 },
   replays: 50,
+  paymentOutcome: { orders: 32, rounds: 1, pollIntervalMs: 250 },
 };
 
 /**

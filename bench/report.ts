@@ -1,4 +1,5 @@
 import type { LedgerMicroResult } from './ledger-micro.js';
+import type { PaymentOutcomeBench } from './payment-outcome.js';
 import type { ReplayProof } from './replay-proof.js';
 
 export type Workload = 'baseline' | 'saga';
@@ -55,6 +56,7 @@ export interface BenchResult {
   inFlight: InFlightResult[];
   ledger: LedgerMicroResult;
   replay: ReplayProof;
+  paymentOutcome: PaymentOutcomeBench;
   targets: Target[];
   durationSeconds: number;
 }
@@ -94,6 +96,8 @@ export function markdownReport(result: BenchResult): string {
     `| plain INSERT (no idempotency) | ${fixed(l.plainInsert.microseconds, 0)} | ${fixed(l.plainInsert.roundTrips)} | 1.00× |`,
     `| idempotent posting, first write | ${fixed(l.idempotentFirstWrite.microseconds, 0)} | ${fixed(l.idempotentFirstWrite.roundTrips)} | ${fixed(l.firstWriteOverPlain, 2)}× |`,
     `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
+    '',
+    `Time to the payment outcome at ${result.paymentOutcome.concurrency} clients (${result.paymentOutcome.orders} checkouts each way): one call (Update-with-Start) p50 ${fixed(result.paymentOutcome.updateWithStart.p50Ms, 0)} ms, p99 ${fixed(result.paymentOutcome.updateWithStart.p99Ms, 0)} ms, ${fixed(result.paymentOutcome.updateWithStart.requestsPerOrder, 2)} requests/order; start then poll GET every ${result.paymentOutcome.pollIntervalMs} ms p50 ${fixed(result.paymentOutcome.startThenPoll.p50Ms, 0)} ms, p99 ${fixed(result.paymentOutcome.startThenPoll.p99Ms, 0)} ms, ${fixed(result.paymentOutcome.startThenPoll.requestsPerOrder, 2)} requests/order: ${fixed(result.paymentOutcome.p50Speedup, 2)}× sooner.`,
     '',
     `Capture replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
     '',

@@ -79,12 +79,13 @@ async function main(): Promise<number> {
       updateId: `cli/${order.orderId}/${requestHash(order)}`,
       waitMs: flags.outcomeWaitMs,
     });
+    const { runId } = await started.handle.describe();
     const outcome: StartOutcome = before === null ? 'started' : before.status.name === 'RUNNING' ? 'attached' : 'already-finished';
-    const uiUrl = `${settings.uiUrl}/namespaces/${encodeURIComponent(connect.namespace)}/workflows/${encodeURIComponent(started.workflowId)}/${started.runId}/history`;
-    const report: Record<string, unknown> = { outcome, workflowId: started.workflowId, runId: started.runId, uiUrl, payment: started.payment };
+    const uiUrl = `${settings.uiUrl}/namespaces/${encodeURIComponent(connect.namespace)}/workflows/${encodeURIComponent(started.workflowId)}/${runId}/history`;
+    const report: Record<string, unknown> = { outcome, workflowId: started.workflowId, runId, uiUrl, payment: started.payment };
     if (!flags.json) {
       const verb = { started: 'started', attached: 'attached to the running', 'already-finished': 'already finished:' }[outcome];
-      console.log(`order ${order.orderId}: ${verb} workflow ${started.workflowId}\n  run ID  ${started.runId}\n  Web UI  ${uiUrl}`);
+      console.log(`order ${order.orderId}: ${verb} workflow ${started.workflowId}\n  run ID  ${runId}\n  Web UI  ${uiUrl}`);
       console.log(`  payment ${describePayment(started.payment, flags.outcomeWaitMs)}`);
     }
     // A finished order always reports its result: that is the answer to "was it charged?".

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from '../api-idempotency/settings.js';
 import type { SignalPaymentEvent } from '../webhooks/workflow-handoff.js';
 import { healthRoutes } from './health.js';
+import { registerOpenApi } from './openapi.js';
 import { DEFAULT_OUTCOME_WAIT_MS, type CreateOrderDeps } from './orders/create-order.js';
 import { orderRoutes } from './orders/order-routes.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
@@ -32,6 +33,7 @@ export interface ApiDeps {
  */
 export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger, disableRequestLogging: false, forceCloseConnections: true });
+  await registerOpenApi(app);
   await app.register(healthRoutes, { db: deps.db });
   await app.register(stripeWebhookRoutes, {
     db: deps.db,

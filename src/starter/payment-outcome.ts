@@ -2,7 +2,6 @@ import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowUpdateFailedError,
-  WorkflowUpdateStage,
   type Client,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -26,7 +25,7 @@ export interface PaymentOutcomeRequest {
 
 export interface OrderWithOutcome {
   workflowId: string;
-  runId: string;
+  /** The order's run (one per order ID); `describe()` names its run ID. */
   handle: WorkflowHandle<typeof orderPaymentSaga>;
   /** The authorization's outcome, or null when it was not known within `waitMs`. */
   payment: PaymentOutcome | null;
@@ -52,21 +51,14 @@ export async function startOrderForPaymentOutcome(
 ): Promise<OrderWithOutcome> {
   const startOperation = new WithStartWorkflowOperation<typeof orderPaymentSaga>('orderPaymentSaga', orderStartOptions(taskQueue, order));
   const budget = AbortSignal.timeout(request.waitMs);
-  let runId: string | undefined;
+  const workflowId = workflowIdForOrder(order.orderId);
   try {
-    const payment = await client.withAbortSignal(budget, async () => {
-      const update = await client.workflow.startUpdateWithStart(paymentOutcomeUpdate, {
-        args: [order],
-        updateId: request.updateId,
-        startWorkflowOperation: startOperation,
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      runId = update.workflowRunId;
-      return update.result();
-    });
-    if (runId === undefined) throw new Error(`the payment-outcome update of order ${order.orderId} named no run`);
-    const handle = client.workflow.getHandle<typeof orderPaymentSaga>(workflowIdForOrder(order.orderId), runId);
-    return { workflowId: handle.workflowId, runId, handle, payment };
+    // One round trip: the server answers once the update has completed.
+    const payment = await client.withAbortSignal(budget, () =>
+      client.workflow.executeUpdateWithStart(paymentOutcomeUpdate, { args: [order], updateId: request.updateId, startWorkflowOperation: startOperation }),
+    );
+    // One run per order ID (REJECT_DUPLICATE), so the workflow ID names it.
+    return { workflowId, handle: client.workflow.getHandle<typeof orderPaymentSaga>(workflowId), payment };
   } catch (error) {
     const refusal = error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure ? error.cause : null;
     if (refusal?.type === FailureType.OrderIdConflict) throw new OrderIdConflictError(order.orderId);
@@ -78,7 +70,7 @@ export async function startOrderForPaymentOutcome(
     if (!budget.aborted) throw error;
     // Out of time: the outcome is not known yet, but the order must be certainly started.
     const started = await startOrder(client, taskQueue, order);
-    return { workflowId: started.workflowId, runId: started.runId, handle: started.handle, payment: null };
+    return { workflowId: started.workflowId, handle: started.handle, payment: null };
   }
 }
 
@@ -89,5 +81,5 @@ async function finishedOrder(client: Client, order: OrderInput): Promise<OrderWi
   await assertSameOrder(client, workflowId, run.runId, order);
   const handle = client.workflow.getHandle<typeof orderPaymentSaga>(workflowId, run.runId);
   const status = await handle.query(statusQuery);
-  return { workflowId, runId: run.runId, handle, payment: status.paymentOutcome ?? null };
+  return { workflowId, handle, payment: status.paymentOutcome ?? null };
 }

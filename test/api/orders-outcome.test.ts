@@ -49,7 +49,7 @@ describe('POST /v1/orders: the payment outcome in one call', () => {
     const paymentIntentId = created.body.paymentIntentId as string;
     expect(paymentIntentId).toMatch(/^pi_/);
 
-    const result = await h.client.workflow.getHandle(workflowIdForOrder(orderId)).result();
+    const result: unknown = await h.client.workflow.getHandle(workflowIdForOrder(orderId)).result();
     expect(result).toMatchObject({ status: 'completed', paymentIntentId });
     expect((await stripeObjectsFor(h.stripe, orderId)).succeeded.map((intent) => intent.id)).toEqual([paymentIntentId]);
     // One update, named by the tenant, the operation and the key.

@@ -47,7 +47,7 @@ export function newOrderId(): string {
 export function orderResponseBody(orderId: string, order: OrderRequest, payment: PaymentOutcome | null) {
   return {
     id: orderId,
-    object: 'order',
+    object: 'order' as const,
     status: payment?.status ?? 'pending',
     ...(payment && 'paymentIntentId' in payment ? { paymentIntentId: payment.paymentIntentId } : {}),
     ...(payment?.status === 'requires_action' ? { nextAction: payment.nextAction } : {}),

@@ -1,10 +1,18 @@
-import type { FastifyError, FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseIdempotencyKeyHeader } from '../../api-idempotency/idempotency-key-header.js';
-import { z } from 'zod';
-import { MAX_AMOUNT_MINOR, orderInputSchema } from '../../domain/order-input.js';
 import { bearerAuth } from '../auth/bearer-auth.js';
 import { CREATE_ORDER_OPERATION, createOrder, type ApiAnswer, type CreateOrderDeps } from './create-order.js';
 import { CREATE_REFUND_OPERATION, createRefund } from './create-refund.js';
+import {
+  createOrderResponses,
+  createRefundResponses,
+  getOrderResponses,
+  idempotentPostHeaders,
+  orderIdParams,
+  orderRequestSchema,
+  refundRequestSchema,
+} from './order-contract.js';
 import { findTenantOrder } from './order-view.js';
 
 export type OrderRoutesOptions = CreateOrderDeps;
@@ -12,33 +20,33 @@ export type OrderRoutesOptions = CreateOrderDeps;
 /** An order request is a few hundred bytes; anything near this is not one. */
 export const ORDER_BODY_LIMIT_BYTES = 16 * 1024;
 
-/** The request body: the order input without its ID, which the server assigns; unknown fields are refused. */
-const orderRequestSchema = orderInputSchema.omit({ orderId: true }).strict();
+const bearer = [{ apiKey: [] }];
 
-/** A refund request: omit `amount` to refund the whole order. */
-const refundRequestSchema = z
-  .object({
-    amount: z
-      .number({ error: 'amount must be a number of minor units (e.g. 500 for 5.00)' })
-      .int('amount must be a whole number of minor units')
-      .positive('amount must be positive')
-      .max(MAX_AMOUNT_MINOR)
-      .optional(),
-  })
-  .strict();
-
-const problemsOf = (error: z.ZodError) =>
-  error.issues.map((issue) => (issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message));
+/** A request the route's zod schemas refused: what was wrong, in the API's error shape. */
+function validationAnswer(error: FastifyError & { validation: { instancePath: string; message?: string }[] }, request: FastifyRequest): ApiAnswer {
+  if (error.validationContext === 'headers') {
+    const key = parseIdempotencyKeyHeader(request.headers['idempotency-key']);
+    return { statusCode: 400, body: { error: 'invalid_idempotency_key', message: key.ok ? error.message : key.message } };
+  }
+  const problems = error.validation.map((issue) =>
+    issue.instancePath.length > 1 ? `${issue.instancePath.slice(1).replaceAll('/', '.')}: ${issue.message ?? 'invalid'}` : (issue.message ?? 'invalid'),
+  );
+  if (error.validationContext === 'params') return { statusCode: 404, body: { error: 'order_not_found', message: 'no such order for this API key’s tenant' } };
+  const what = request.url.endsWith('/refunds') ? 'refund' : 'order';
+  return { statusCode: 400, body: { error: `invalid_${what}`, message: `the ${what} body is invalid; nothing was started`, problems } };
+}
 
 /**
  * The orders API: POST /v1/orders (idempotent by tenant, operation and Idempotency-Key) and
  * GET /v1/orders/:id (isolated by tenant). Every route needs a bearer API key.
  */
-export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (app, options) => {
+export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, options) => {
+  const app = plugin.withTypeProvider<ZodTypeProvider>();
   app.addHook('onRequest', bearerAuth(options.db));
   // JSON only: a text body would otherwise reach validation as a string and read as a bad order.
   app.removeContentTypeParser('text/plain');
   app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (hasZodFastifySchemaValidationErrors(error)) return send(reply, validationAnswer(error, request));
     // Body parsing failures (bad JSON, too large, wrong content type) are the caller's to fix.
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
@@ -57,53 +65,83 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (app, options
       .send({ error: 'temporarily_unavailable', message: 'the order could not be processed right now; retry the same request with the same Idempotency-Key' });
   });
 
-  app.post('/v1/orders', { bodyLimit: ORDER_BODY_LIMIT_BYTES }, async (request, reply) => {
-    const tenantId = request.tenantId;
-    if (!tenantId) throw new Error('bearer auth did not set the tenant');
-    const key = parseIdempotencyKeyHeader(request.headers['idempotency-key']);
-    if (!key.ok) return reply.code(400).send({ error: 'invalid_idempotency_key', message: key.message });
-    const parsed = orderRequestSchema.safeParse(request.body);
-    if (!parsed.success) {
-      return reply.code(400).send({
-        error: 'invalid_order',
-        message: 'the order body is invalid; nothing was started',
-        problems: problemsOf(parsed.error),
-      });
-    }
-    const answer = await createOrder(options, { tenantId, operation: CREATE_ORDER_OPERATION, key: key.key }, parsed.data);
-    return send(reply, answer);
-  });
+  app.post(
+    '/v1/orders',
+    {
+      bodyLimit: ORDER_BODY_LIMIT_BYTES,
+      schema: {
+        summary: 'Place an order and learn its payment outcome in one call',
+        description:
+          'Starts the order’s payment saga (or attaches to it) and answers as soon as the authorization is known; capture and ' +
+          'confirmation go on after the answer. Idempotent by tenant and Idempotency-Key: a retry with the same key and body ' +
+          'gets the first answer back (Idempotent-Replayed: true), after a 202 the same request attaches to the same update.',
+        tags: ['orders'],
+        security: bearer,
+        headers: idempotentPostHeaders,
+        body: orderRequestSchema,
+        response: createOrderResponses,
+      },
+    },
+    async (request, reply) => {
+      const tenantId = request.tenantId;
+      if (!tenantId) throw new Error('bearer auth did not set the tenant');
+      const answer = await createOrder(options, { tenantId, operation: CREATE_ORDER_OPERATION, key: request.headers['idempotency-key'] }, request.body);
+      return send(reply, answer);
+    },
+  );
 
-  app.get<{ Params: { id: string } }>('/v1/orders/:id', async (request, reply) => {
-    const tenantId = request.tenantId;
-    if (!tenantId) throw new Error('bearer auth did not set the tenant');
-    const order = await findTenantOrder(options.db, tenantId, request.params.id);
-    if (!order) return reply.code(404).send({ error: 'order_not_found', message: `no order '${request.params.id}' for this API key's tenant` });
-    return order;
-  });
+  app.get(
+    '/v1/orders/:id',
+    {
+      schema: {
+        summary: 'Read an order as it stands now',
+        tags: ['orders'],
+        security: bearer,
+        params: orderIdParams,
+        response: getOrderResponses,
+      },
+    },
+    async (request, reply) => {
+      const tenantId = request.tenantId;
+      if (!tenantId) throw new Error('bearer auth did not set the tenant');
+      const order = await findTenantOrder(options.db, tenantId, request.params.id);
+      if (!order) return reply.code(404).send({ error: 'order_not_found', message: `no order '${request.params.id}' for this API key's tenant` });
+      return order;
+    },
+  );
 
-  app.post<{ Params: { id: string } }>('/v1/orders/:id/refunds', { bodyLimit: ORDER_BODY_LIMIT_BYTES }, async (request, reply) => {
-    const tenantId = request.tenantId;
-    if (!tenantId) throw new Error('bearer auth did not set the tenant');
-    const key = parseIdempotencyKeyHeader(request.headers['idempotency-key']);
-    if (!key.ok) return reply.code(400).send({ error: 'invalid_idempotency_key', message: key.message });
-    const parsed = refundRequestSchema.safeParse(request.body ?? {});
-    if (!parsed.success) {
-      return reply.code(400).send({ error: 'invalid_refund', message: 'the refund body is invalid; nothing was started', problems: problemsOf(parsed.error) });
-    }
-    const order = await findTenantOrder(options.db, tenantId, request.params.id);
-    if (!order) return reply.code(404).send({ error: 'order_not_found', message: `no order '${request.params.id}' for this API key's tenant` });
-    // Not stored under the key: the order may still complete, and the same request then succeeds.
-    if (order.status !== 'completed') {
-      return reply.code(409).send({ error: 'order_not_refundable', message: `order '${order.id}' is '${order.status}'; only a completed order can be refunded` });
-    }
-    const amount = parsed.data.amount ?? order.amount;
-    if (amount > order.amount) {
-      return reply.code(400).send({ error: 'invalid_refund', message: `amount ${amount} exceeds the order's ${order.amount} ${order.currency}` });
-    }
-    const answer = await createRefund(options, { tenantId, operation: CREATE_REFUND_OPERATION, key: key.key }, { orderId: order.id, amount, currency: order.currency });
-    return send(reply, answer);
-  });
+  app.post(
+    '/v1/orders/:id/refunds',
+    {
+      bodyLimit: ORDER_BODY_LIMIT_BYTES,
+      schema: {
+        summary: 'Refund a completed order, in whole or in part',
+        tags: ['refunds'],
+        security: bearer,
+        headers: idempotentPostHeaders,
+        params: orderIdParams,
+        body: refundRequestSchema.optional(),
+        response: createRefundResponses,
+      },
+    },
+    async (request, reply) => {
+      const tenantId = request.tenantId;
+      if (!tenantId) throw new Error('bearer auth did not set the tenant');
+      const key = request.headers['idempotency-key'];
+      const order = await findTenantOrder(options.db, tenantId, request.params.id);
+      if (!order) return reply.code(404).send({ error: 'order_not_found', message: `no order '${request.params.id}' for this API key's tenant` });
+      // Not stored under the key: the order may still complete, and the same request then succeeds.
+      if (order.status !== 'completed') {
+        return reply.code(409).send({ error: 'order_not_refundable', message: `order '${order.id}' is '${order.status}'; only a completed order can be refunded` });
+      }
+      const amount = request.body?.amount ?? order.amount;
+      if (amount > order.amount) {
+        return reply.code(400).send({ error: 'invalid_refund', message: `amount ${amount} exceeds the order's ${order.amount} ${order.currency}` });
+      }
+      const answer = await createRefund(options, { tenantId, operation: CREATE_REFUND_OPERATION, key }, { orderId: order.id, amount, currency: order.currency });
+      return send(reply, answer);
+    },
+  );
   return Promise.resolve();
 };
 

@@ -33,7 +33,7 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
   );
   return {
     id: row.order_id,
-    object: 'order',
+    object: 'order' as const,
     status: row.status ?? 'pending',
     statusReason: row.status_reason,
     amount: row.request.amount,

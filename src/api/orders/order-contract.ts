@@ -1,0 +1,139 @@
+import { z } from 'zod';
+import { IDEMPOTENCY_KEY_CONTRACT } from '../../api-idempotency/idempotency-key-header.js';
+import { MAX_AMOUNT_MINOR, orderInputSchema } from '../../domain/order-input.js';
+
+/**
+ * The orders API's contract, in zod: the same schemas validate requests (through
+ * fastify-type-provider-zod) and are the OpenAPI document served at /openapi.json.
+ */
+
+/** The request body: the order input without its ID, which the server assigns; unknown fields are refused. */
+export const orderRequestSchema = orderInputSchema.omit({ orderId: true }).strict().meta({ id: 'OrderRequest' });
+
+/** A refund request: omit `amount` to refund the whole order. */
+export const refundRequestSchema = z
+  .object({
+    amount: z
+      .number({ error: 'amount must be a number of minor units (e.g. 500 for 5.00)' })
+      .int('amount must be a whole number of minor units')
+      .positive('amount must be positive')
+      .max(MAX_AMOUNT_MINOR)
+      .optional(),
+  })
+  .strict()
+  .meta({ id: 'RefundRequest' });
+
+/** Headers of an idempotent POST. Other headers pass through untouched. */
+export const idempotentPostHeaders = z.looseObject({
+  'idempotency-key': z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x21-\x7E]+$/)
+    .meta({ description: `Names this intent. ${IDEMPOTENCY_KEY_CONTRACT}.`, example: '8e03978e-40d5-43e8-bc93-6894a57f9324' }),
+});
+
+export const orderIdParams = z.object({ id: z.string().min(1).max(64).meta({ description: 'The order ID the API assigned (ord_...)' }) });
+
+export const errorBodySchema = z
+  .looseObject({
+    error: z.string().meta({ description: 'A stable machine-readable code, e.g. invalid_order, idempotency_key_reused, rate_limited' }),
+    message: z.string().meta({ description: 'What was wrong and how to fix it' }),
+    problems: z.array(z.string()).optional().meta({ description: 'Each invalid field and why (validation errors)' }),
+    resourceType: z.string().nullable().optional(),
+    resourceId: z.string().nullable().optional(),
+  })
+  .meta({ id: 'Error' });
+
+const orderFields = {
+  id: z.string().meta({ example: 'ord_2Jm6x0cY3qkQn1vVh6QK1b8W' }),
+  object: z.literal('order'),
+  amount: z.number().int(),
+  currency: z.string(),
+  customerId: z.string(),
+  paymentMethod: z.string(),
+  sku: z.string(),
+  quantity: z.number().int(),
+  workflowId: z.string().meta({ description: 'The order’s workflow in Temporal' }),
+};
+
+/** What POST /v1/orders answers: the payment's outcome, or pending when it was not known in time. */
+export const orderAnswerSchema = z
+  .looseObject({
+    ...orderFields,
+    status: z.enum(['authorized', 'requires_action', 'declined', 'out_of_stock', 'failed', 'pending']).meta({
+      description:
+        'The payment outcome: authorized (the hold is placed; the order is captured and confirmed next), requires_action (the ' +
+        'customer must act, see nextAction), declined (see declineCode; nothing charged), out_of_stock (nothing charged), failed ' +
+        '(the order ended before an outcome, see failureReason), or pending (202 only: not known within API_OUTCOME_WAIT_MS)',
+    }),
+    paymentIntentId: z.string().optional(),
+    nextAction: z.record(z.string(), z.unknown()).nullable().optional().meta({ description: 'Stripe’s next_action, with requires_action' }),
+    declineCode: z.string().optional().meta({ description: 'Stripe’s decline code, with declined' }),
+    failureReason: z.string().optional(),
+  })
+  .meta({ id: 'OrderAnswer' });
+
+/** GET /v1/orders/:id: the order as its tenant sees it now. */
+export const orderViewSchema = z
+  .looseObject({
+    ...orderFields,
+    status: z.string().meta({ description: 'pending, reserved, authorized, paid, completed, declined, compensating, compensated or needs_review' }),
+    statusReason: z.string().nullable(),
+    stripe: z.object({ paymentIntentId: z.string().nullable(), refundId: z.string().nullable() }),
+    refunds: z.array(z.object({ stripeRefundId: z.string(), amount: z.number().int(), currency: z.string(), createdAt: z.string() })),
+    amountRefunded: z.number().int(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'OrderView' });
+
+export const refundAnswerSchema = z
+  .looseObject({
+    id: z.string(),
+    object: z.literal('refund'),
+    orderId: z.string(),
+    amount: z.number().int(),
+    currency: z.string(),
+    status: z.string(),
+    workflowId: z.string(),
+  })
+  .meta({ id: 'RefundAnswer' });
+
+const error = (description: string) => errorBodySchema.meta({ description });
+
+/** Responses every authenticated route can give. */
+const commonErrors = {
+  401: error('Missing, unknown or revoked API key (Authorization: Bearer <key>)'),
+  429: error('Over the tenant’s rate limit: retry after Retry-After seconds; the request was not stored under its Idempotency-Key'),
+  503: error('Temporarily unavailable: retry the same request with the same Idempotency-Key after Retry-After seconds'),
+};
+
+/** Responses of an idempotent POST, besides its success. */
+const idempotentPostErrors = {
+  ...commonErrors,
+  400: error('Invalid Idempotency-Key, malformed JSON or an invalid body (see problems); nothing was started'),
+  409: error(
+    'The key is in use by a request still running (retry after Retry-After), or its stored response has expired ' +
+      '(idempotency_key_expired, naming the resource it created); nothing new was started',
+  ),
+  413: error('The body is larger than the limit'),
+  415: error('The body is not application/json'),
+  422: error('The key was already used for a different request; nothing was applied'),
+};
+
+export const createOrderResponses = {
+  201: orderAnswerSchema.meta({ description: 'The order and its payment outcome. A replay carries Idempotent-Replayed: true' }),
+  202: orderAnswerSchema.meta({
+    description: 'The order is started but its outcome was not known in time: the same request again answers 201 once it is',
+  }),
+  ...idempotentPostErrors,
+};
+
+export const getOrderResponses = { 200: orderViewSchema, 404: error('No such order for this API key’s tenant'), ...commonErrors };
+
+export const createRefundResponses = {
+  201: refundAnswerSchema.meta({ description: 'The refund request, started. A replay carries Idempotent-Replayed: true' }),
+  404: error('No such order for this API key’s tenant'),
+  ...idempotentPostErrors,
+  409: error('The order is not completed, the key is in use, or its stored response expired'),
+};
