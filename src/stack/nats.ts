@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { findNats, type FindNatsOptions, type NatsBroker } from '../tools/nats.js';
@@ -6,6 +6,8 @@ import { findNats, type FindNatsOptions, type NatsBroker } from '../tools/nats.j
 export interface NatsOptions extends FindNatsOptions {
   /** Keeps the name of the stack's stream on a broker it shares (see `sharedStreamNames`). */
   streamIdFile: string;
+  /** The database whose outbox publishes here: another database (say, local, then embedded) gets another stream. */
+  databaseUrl: string;
 }
 
 export interface StackNats extends NatsBroker {
@@ -21,7 +23,7 @@ export interface StackNats extends NatsBroker {
 export async function startNats(options: NatsOptions): Promise<StackNats> {
   const broker = await findNats(options);
   if (broker.kind === 'started') return { ...broker, stream: 'ORDERS', subjectPrefix: 'orders' };
-  return { ...broker, ...(await sharedStreamNames(options.streamIdFile)) };
+  return { ...broker, ...(await sharedStreamNames(options.streamIdFile, options.databaseUrl)) };
 }
 
 /**
@@ -29,19 +31,23 @@ export async function startNats(options: NatsOptions): Promise<StackNats> {
  * Nats-Msg-Id, and a fresh database numbers its rows from 1 again: in a shared stream, JetStream
  * would drop them as duplicates of another database's rows inside its duplicate window, and they
  * would never reach the receipts consumer. The name lives as long as the data directory, so a
- * restarted stack keeps its stream and its durable consumer's position.
+ * restarted stack keeps its stream and its durable consumer's position; a stack on another database
+ * (local, then embedded) gets a stream of its own.
  */
-async function sharedStreamNames(idFile: string): Promise<{ stream: string; subjectPrefix: string }> {
+async function sharedStreamNames(idFile: string, databaseUrl: string): Promise<{ stream: string; subjectPrefix: string }> {
+  const database = createHash('sha256').update(databaseUrl).digest('hex').slice(0, 12);
   let id: string;
+  let forDatabase: string | undefined;
   try {
-    id = (await readFile(idFile, 'utf8')).trim();
+    [id = '', forDatabase] = (await readFile(idFile, 'utf8')).trim().split(/\s+/);
   } catch {
     id = '';
   }
-  if (!/^[a-z0-9]{8,32}$/.test(id)) {
+  // A file from before the database was recorded (no second word) keeps its stream.
+  if (!/^[a-z0-9]{8,32}$/.test(id) || (forDatabase !== undefined && forDatabase !== database)) {
     id = randomBytes(6).toString('hex');
     await mkdir(path.dirname(idFile), { recursive: true });
-    await writeFile(idFile, `${id}\n`);
   }
+  await writeFile(idFile, `${id} ${database}\n`);
   return { stream: `ORDERS_STACK_${id}`, subjectPrefix: `orders_stack_${id}` };
 }

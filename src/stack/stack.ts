@@ -125,6 +125,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       port: options.natsPort,
       storeDir: files.natsData,
       streamIdFile: files.natsStreamId,
+      databaseUrl: postgres.url,
       logFile: files.natsLog,
       portHint: PORT_HINTS.nats,
       say: options.say,

@@ -19,6 +19,7 @@ const options = (port: number) => ({
   port,
   storeDir: path.join(dir, 'nats'),
   streamIdFile: path.join(dir, 'nats-stream-id'),
+  databaseUrl: 'postgres://postgres@127.0.0.1:5432/order_payments',
   logFile: path.join(dir, 'nats.log'),
   portHint: 'pick another',
   say: () => undefined,
@@ -48,7 +49,10 @@ describe('the stack finding NATS', () => {
       expect(again.kind).toBe('external');
       expect(first.stream).not.toBe('ORDERS');
       expect(again.stream).toBe(first.stream);
-      expect(first.stream).toContain((await readFile(path.join(dir, 'nats-stream-id'), 'utf8')).trim());
+      expect(first.stream).toContain((await readFile(path.join(dir, 'nats-stream-id'), 'utf8')).split(' ')[0]);
+      // Another database numbers its outbox rows from 1 again: it must not share the stream.
+      const otherDatabase = await startNats({ ...options(port), natsUrl: server.url, databaseUrl: 'postgres://postgres:postgres@127.0.0.1:54329/order_payments' });
+      expect(otherDatabase.stream).not.toBe(first.stream);
     } finally {
       await server.stop();
     }
