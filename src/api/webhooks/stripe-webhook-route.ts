@@ -34,13 +34,23 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
   });
   app.addHook('onClose', () => handoff.drain());
 
+  const webhookRouteSchema = {
+    summary: 'Stripe webhook endpoint (signed with STRIPE_WEBHOOK_SECRET)',
+    description: 'Records each verified event once (an inbox keyed by the event ID) and hands payment events to the order’s workflow.',
+    tags: ['webhooks'],
+    response: {
+      200: z.looseObject({ received: z.literal(true), duplicate: z.boolean(), applied: z.boolean().optional() }).meta({ description: 'Recorded, or a duplicate acknowledged' }),
+      400: z.looseObject({ error: z.string(), message: z.string() }).meta({ description: 'Stripe-Signature not verified, or not an event this service understands' }),
+    },
+  };
+
   // The signature covers the exact bytes Stripe sent: nothing in this plugin parses them first.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
     done(null, body);
   });
 
-  app.post('/webhooks/stripe', async (request, reply) => {
+  app.post('/webhooks/stripe', { schema: webhookRouteSchema }, async (request, reply) => {
     const signature = request.headers['stripe-signature'];
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     let verified: unknown;
