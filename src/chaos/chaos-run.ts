@@ -3,8 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { workflowIdForOrder } from '../domain/order-input.js';
+import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { workflowIdForOrder, type OrderInput } from '../domain/order-input.js';
 import { setStock } from '../inventory/stock.js';
 import { checkInvariants, type Violation } from '../reconcile/invariant-checker.js';
 import { startOrder } from '../starter/start-order.js';
@@ -19,6 +19,7 @@ import { waitForEnding, type Ending } from './order-endings.js';
 import { countRetries, type RetryCounts } from './retry-counts.js';
 import { installStripeFaults, stripeFaultCounts, type StripeFaultCounts } from './stripe-faults.js';
 import { createThrowawayDatabase } from './throwaway-database.js';
+import { paymentOutcomeUpdate, type orderPaymentSaga } from '../workflows/index.js';
 import { WorkerFleet, type FleetCounts } from './worker-fleet.js';
 import { resetWorkflow, type ResetOutcome, type ResetType } from './workflow-reset.js';
 
@@ -290,7 +291,7 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
         try {
           const { workflowId, handle } = await startOrder(client, taskQueue, order);
           started.add(order.orderId);
-          if (next.cancelAfterMs !== undefined) void cancelLater(handle, next.cancelAfterMs);
+          if (next.cancelAfterMs !== undefined) void cancelAfterHold(handle, order, next.cancelAfterMs);
           waits.push(
             waitForEnding(client, workflowId).then(
               (ending) => void endings.set(order.orderId, ending),
@@ -309,8 +310,17 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
   });
 }
 
-/** Cancels an order's workflow after `ms`, as a customer would; a cancel that finds the run over is a no-op. */
-async function cancelLater(handle: { cancel(): Promise<unknown> }, ms: number): Promise<void> {
+/**
+ * Cancels an order's workflow `ms` after its hold is placed (learnt from the saga's
+ * paymentOutcome update), as a customer would: so the cancel lands around the capture, and the
+ * run voids a hold or refunds a capture. A cancel that finds the run over is a no-op.
+ */
+async function cancelAfterHold(handle: WorkflowHandle<typeof orderPaymentSaga>, order: OrderInput, ms: number): Promise<void> {
+  try {
+    await handle.executeUpdate(paymentOutcomeUpdate, { args: [order], updateId: 'chaos-cancel-after-hold' });
+  } catch {
+    // The run ended (or its outcome failed) before a hold: cancel anyway, which is then a no-op.
+  }
   await sleep(ms);
   for (let attempt = 1; attempt <= 5; attempt++) {
     try {

@@ -6,7 +6,7 @@ export type OrderIntent = 'success' | 'decline' | 'scarce' | 'cancel';
 export interface ChaosOrder {
   order: OrderInput;
   intent: OrderIntent;
-  /** For `cancel`: how long after its start the run cancels the order (it lands before, during or after the capture). */
+  /** For `cancel`: how long after the hold is placed the run cancels the order (it lands before, during or after the capture). */
   cancelAfterMs?: number;
 }
 
@@ -21,8 +21,11 @@ const PLENTIFUL_SKUS = 8;
 const ORDERS_PER_SCARCE_SKU = 8;
 const UNITS_PER_SCARCE_SKU = 4;
 
-/** The longest a cancelled order runs before its cancel: long enough for some to be captured first. */
-const MAX_CANCEL_AFTER_MS = 3_000;
+/**
+ * The longest a cancelled order runs past its hold before the cancel: the capture comes next and
+ * takes tens of milliseconds, so cancels spread over this land on both sides of it.
+ */
+const MAX_CANCEL_AFTER_MS = 400;
 
 /**
  * The run's orders, from its seed: about 65% that should complete, 15% declined by the card
