@@ -8,7 +8,8 @@ import { createPool } from '../db/pool.js';
 import { createLogger } from '../logging/logger.js';
 import { loadTemporalConnectConfig } from '../temporal/connection-config.js';
 import { temporalSignaller } from '../webhooks/workflow-handoff.js';
-import { createApiKey, InvalidTenantIdError } from './auth/api-keys.js';
+import { API_KEY_PREFIX_PATTERN, createApiKey, InvalidTenantIdError, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from './auth/api-keys.js';
+import { loadRateLimitSettings } from './rate-limit.js';
 import { buildApiServer } from './server.js';
 
 const logger = createLogger('api');
@@ -21,7 +22,8 @@ const REAP_INTERVAL_MS = 10 * 60_000;
  * DATABASE_URL, STRIPE_WEBHOOK_SECRET (whsec_...), STRIPE_WEBHOOK_TOLERANCE_SECONDS (default
  * 300), Temporal's TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_TASK_QUEUE, and
  * API_IDEMPOTENCY_RETENTION_HOURS / API_IDEMPOTENCY_TOMBSTONE_DAYS / API_IDEMPOTENCY_LEASE_SECONDS, and
- * API_OUTCOME_WAIT_MS (default 10000).
+ * API_OUTCOME_WAIT_MS (default 10000), API_RATE_LIMIT_PER_MINUTE (per tenant, default 600, 0 = off)
+ * and REDIS_URL (the limit's shared counters, default redis://127.0.0.1:6379).
  * Bad configuration exits 2 before anything starts.
  */
 async function serve(): Promise<void> {
@@ -32,6 +34,7 @@ async function serve(): Promise<void> {
     temporal: loadTemporalSettings,
     idempotency: loadApiIdempotencySettings,
     connect: loadTemporalConnectConfig,
+    rateLimit: loadRateLimitSettings,
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
   const connection = await Connection.connect(settings.connect.connectionOptions);
@@ -44,6 +47,7 @@ async function serve(): Promise<void> {
     temporal: { client, taskQueue: settings.temporal.taskQueue },
     apiIdempotency: settings.idempotency,
     outcomeWaitMs: settings.api.outcomeWaitMs,
+    rateLimit: settings.rateLimit,
   });
   const reap = () => {
     reapApiIdempotency(db, { tombstoneMs: settings.idempotency.tombstoneMs }).then(
@@ -97,6 +101,39 @@ async function createKey(tenantId: string): Promise<void> {
   }
 }
 
+/** `npm run api -- keys list --tenant ID`: prefixes and times, never keys (only their hashes are stored). */
+async function listKeys(tenantId: string): Promise<void> {
+  const settings = loadDatabaseSettings();
+  const db = createPool({ connectionString: settings.url, max: 1, applicationName: 'order-payments-api-keys' });
+  try {
+    const keys = await listApiKeys(db, tenantId);
+    if (keys.length === 0) {
+      console.log(`tenant '${tenantId}' has no API keys (create one with: npm run api -- keys create --tenant ${tenantId})`);
+      return;
+    }
+    console.log('prefix      created_at                revoked_at');
+    for (const key of keys) console.log(`${key.prefix}  ${key.createdAt.toISOString()}  ${key.revokedAt ? key.revokedAt.toISOString() : '-'}`);
+  } finally {
+    await db.end();
+  }
+}
+
+/** `npm run api -- keys revoke --prefix opk_xxxxxx`: the key is refused from its next request on. */
+async function revokeKey(prefix: string): Promise<void> {
+  const settings = loadDatabaseSettings();
+  const db = createPool({ connectionString: settings.url, max: 1, applicationName: 'order-payments-api-keys' });
+  try {
+    const revoked = await revokeApiKey(db, prefix);
+    console.log(
+      revoked.alreadyRevoked
+        ? `API key ${revoked.prefix}… of tenant '${revoked.tenantId}' was already revoked at ${revoked.revokedAt.toISOString()}`
+        : `API key ${revoked.prefix}… of tenant '${revoked.tenantId}' revoked at ${revoked.revokedAt.toISOString()}: its next request gets 401`,
+    );
+  } finally {
+    await db.end();
+  }
+}
+
 /** `npm run api -- reap`: one reaping pass, for cron or an operator. */
 async function reapOnce(): Promise<void> {
   const settings = loadAll({ database: loadDatabaseSettings, idempotency: loadApiIdempotencySettings });
@@ -109,31 +146,49 @@ async function reapOnce(): Promise<void> {
   }
 }
 
+/**
+ * Exit codes: 0 done; 1 an unexpected failure (logged); 2 bad configuration or usage (a missing
+ * option, a malformed tenant ID or key prefix); 3 `keys revoke` named a prefix no key has.
+ */
 function fail(error: unknown): never {
   if (error instanceof ConfigError || error instanceof InvalidTenantIdError) {
     console.error(`api: ${error.message}`);
     process.exit(2);
+  }
+  if (error instanceof UnknownApiKeyPrefixError) {
+    console.error(`api: ${error.message}`);
+    process.exit(API_KEY_PREFIX_PATTERN.test(error.prefix) ? 3 : 2);
   }
   logger.fatal({ err: error }, 'api failed');
   process.exit(1);
 }
 
 const program = new Command('api').description('The HTTP service: webhooks and the orders API.');
+// Before the subcommands, which inherit it: a usage error (such as a missing option) exits 2.
+program.exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
 program
   .command('serve', { isDefault: true })
   .description('serve HTTP (the default)')
   .action(() => serve().catch(fail));
-program
-  .command('keys')
-  .description('API keys')
+const keys = program.command('keys').description('API keys: create, list, revoke');
+keys
   .command('create')
   .description('create an API key for a tenant; prints it once, on the last line')
   .requiredOption('--tenant <id>', 'tenant ID: letters, digits, - or _ (e.g. acme-shop)')
   .action((options: { tenant: string }) => createKey(options.tenant).catch(fail));
+keys
+  .command('list')
+  .description("a tenant's keys: prefix, created_at and revoked_at (never the keys, which are not stored)")
+  .requiredOption('--tenant <id>', 'tenant ID')
+  .action((options: { tenant: string }) => listKeys(options.tenant).catch(fail));
+keys
+  .command('revoke')
+  .description('revoke the key with this prefix: its next request gets 401 (exit 3 if no key has it)')
+  .requiredOption('--prefix <opk_xxxxxx>', 'the prefix keys list shows')
+  .action((options: { prefix: string }) => revokeKey(options.prefix).catch(fail));
 program
   .command('reap')
   .description('delete expired Idempotency-Key records (keeping tombstones) and expired tombstones')
   .action(() => reapOnce().catch(fail));
-program.exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2));
 
 program.parseAsync().catch(fail);

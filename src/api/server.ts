@@ -7,6 +7,7 @@ import { healthRoutes } from './health.js';
 import { registerOpenApi } from './openapi.js';
 import { DEFAULT_OUTCOME_WAIT_MS, type CreateOrderDeps } from './orders/create-order.js';
 import { orderRoutes } from './orders/order-routes.js';
+import { registerTenantRateLimit, type RateLimitSettings } from './rate-limit.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
 
 export interface ApiDeps {
@@ -23,6 +24,8 @@ export interface ApiDeps {
   apiIdempotency?: ApiIdempotencySettings;
   /** How long POST /v1/orders waits for the payment's outcome before answering 202. Default 10 s. */
   outcomeWaitMs?: number;
+  /** Per-tenant limits of the orders API, counted in Redis across processes; absent = no limit. */
+  rateLimit?: RateLimitSettings;
   /** Test seam of the orders API. */
   orderHooks?: Pick<CreateOrderDeps, 'afterWorkflowStart'>;
 }
@@ -42,13 +45,18 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
     toleranceSeconds: deps.stripeWebhook.toleranceSeconds,
     handoff: deps.handoff ?? {},
   });
-  if (deps.temporal) {
-    await app.register(orderRoutes, {
-      db: deps.db,
-      temporal: deps.temporal,
-      idempotency: deps.apiIdempotency ?? DEFAULT_API_IDEMPOTENCY,
-      outcomeWaitMs: deps.outcomeWaitMs ?? DEFAULT_OUTCOME_WAIT_MS,
-      ...deps.orderHooks,
+  const temporal = deps.temporal;
+  if (temporal) {
+    // One scope for the orders API and its per-tenant limit (webhooks and health are not limited).
+    await app.register(async (orders) => {
+      if (deps.rateLimit) await registerTenantRateLimit(orders, deps.rateLimit, deps.logger);
+      await orders.register(orderRoutes, {
+        db: deps.db,
+        temporal,
+        idempotency: deps.apiIdempotency ?? DEFAULT_API_IDEMPOTENCY,
+        outcomeWaitMs: deps.outcomeWaitMs ?? DEFAULT_OUTCOME_WAIT_MS,
+        ...deps.orderHooks,
+      });
     });
   }
   return app;

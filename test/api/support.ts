@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from '../../src/api-idempotency/settings.js';
 import { createApiKey } from '../../src/api/auth/api-keys.js';
+import type { RateLimitSettings } from '../../src/api/rate-limit.js';
 import { buildApiServer } from '../../src/api/server.js';
 import { setStock } from '../../src/inventory/stock.js';
 import { temporalSignaller } from '../../src/webhooks/workflow-handoff.js';
@@ -29,17 +30,18 @@ export interface ApiResponse {
 export async function startOrdersApi(
   harness: SagaHarness,
   idempotency: ApiIdempotencySettings = DEFAULT_API_IDEMPOTENCY,
-  options: { outcomeWaitMs?: number } = {},
+  options: { outcomeWaitMs?: number; rateLimit?: RateLimitSettings; logger?: Logger } = {},
 ): Promise<OrdersApi> {
   let afterWorkflowStart: ((orderId: string) => Promise<void>) | undefined;
   const app = await buildApiServer({
     db: harness.db.pool,
     signalPaymentEvent: temporalSignaller(harness.client),
     stripeWebhook: { secret: 'whsec_orders_api_suite', toleranceSeconds: 300 },
-    logger: pino({ level: 'silent' }),
+    logger: options.logger ?? pino({ level: 'silent' }),
     temporal: { client: harness.client, taskQueue: harness.taskQueue },
     apiIdempotency: idempotency,
     ...(options.outcomeWaitMs === undefined ? {} : { outcomeWaitMs: options.outcomeWaitMs }),
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     orderHooks: { afterWorkflowStart: (orderId) => afterWorkflowStart?.(orderId) ?? Promise.resolve() },
   });
   const toResponse = (response: { statusCode: number; headers: Record<string, unknown>; body: string }): ApiResponse => ({

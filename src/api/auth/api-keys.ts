@@ -5,11 +5,29 @@ import type { Queryable } from '../../db/queryable.js';
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 const KEY_PREFIX = 'opk_';
+/** What `keys list` shows and `keys revoke --prefix` takes: `opk_` and the key's next 6 characters. */
+export const API_KEY_PREFIX_PATTERN = /^opk_[A-Za-z0-9_-]{6}$/;
+
+const UNIQUE_VIOLATION = '23505';
+/** Drawing a prefix that is taken twice in a row means something other than chance is wrong. */
+const CREATE_ATTEMPTS = 3;
 
 export class InvalidTenantIdError extends Error {
   override readonly name = 'InvalidTenantIdError';
   constructor(readonly tenantId: string) {
     super(`tenant ID '${tenantId}' must be 1-64 characters of letters, digits, '-' or '_', starting with a letter or digit (e.g. acme-shop)`);
+  }
+}
+
+/** `keys revoke` named a prefix that is malformed or belongs to no key. */
+export class UnknownApiKeyPrefixError extends Error {
+  override readonly name = 'UnknownApiKeyPrefixError';
+  constructor(readonly prefix: string) {
+    super(
+      API_KEY_PREFIX_PATTERN.test(prefix)
+        ? `no API key has the prefix '${prefix}' (list a tenant's keys with: npm run api -- keys list --tenant <id>)`
+        : `'${prefix}' is not an API key prefix: it looks like opk_ and 6 more characters, as keys list shows it`,
+    );
   }
 }
 
@@ -22,17 +40,83 @@ export function hashApiKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
+function isPrefixTaken(error: unknown): boolean {
+  const pg = error as { code?: unknown; constraint?: unknown };
+  return pg.code === UNIQUE_VIOLATION && pg.constraint === 'api_keys_key_prefix_key';
+}
+
 /** Creates a key for the tenant, stores only its hash, and returns the key: the one time it exists in clear. */
 export async function createApiKey(db: Queryable, tenantId: string): Promise<{ key: string; prefix: string }> {
   if (!TENANT_ID_PATTERN.test(tenantId)) throw new InvalidTenantIdError(tenantId);
-  const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
-  const prefix = key.slice(0, KEY_PREFIX.length + 6);
-  await db.query('insert into api_keys (key_hash, tenant_id, key_prefix) values ($1, $2, $3)', [hashApiKey(key), tenantId, prefix]);
-  return { key, prefix };
+  for (let attempt = 1; ; attempt++) {
+    const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const prefix = key.slice(0, KEY_PREFIX.length + 6);
+    try {
+      await db.query('insert into api_keys (key_hash, tenant_id, key_prefix) values ($1, $2, $3)', [hashApiKey(key), tenantId, prefix]);
+      return { key, prefix };
+    } catch (error) {
+      // The prefix names one key (revoke takes it), so a prefix already taken means: draw again.
+      if (!isPrefixTaken(error) || attempt >= CREATE_ATTEMPTS) throw error;
+    }
+  }
 }
 
-/** The tenant a presented key belongs to, or null for an unknown key. */
+/** What the bearer check learns from a presented key. */
+export type ApiKeyLookup = { status: 'active'; tenantId: string } | { status: 'revoked'; prefix: string; revokedAt: Date } | { status: 'unknown' };
+
+/**
+ * The tenant a presented key belongs to. Read from the table on every request (no cache), so a
+ * revocation takes effect on the very next request, in every API process.
+ */
+export async function lookupApiKey(db: Queryable, key: string): Promise<ApiKeyLookup> {
+  const { rows } = await db.query<{ tenant_id: string; key_prefix: string; revoked_at: Date | null }>(
+    'select tenant_id, key_prefix, revoked_at from api_keys where key_hash = $1',
+    [hashApiKey(key)],
+  );
+  const row = rows[0];
+  if (!row) return { status: 'unknown' };
+  if (row.revoked_at) return { status: 'revoked', prefix: row.key_prefix, revokedAt: row.revoked_at };
+  return { status: 'active', tenantId: row.tenant_id };
+}
+
+/** The tenant of an active key, or null for an unknown or revoked one. */
 export async function tenantForApiKey(db: Queryable, key: string): Promise<string | null> {
-  const { rows } = await db.query<{ tenant_id: string }>('select tenant_id from api_keys where key_hash = $1', [hashApiKey(key)]);
-  return rows[0]?.tenant_id ?? null;
+  const found = await lookupApiKey(db, key);
+  return found.status === 'active' ? found.tenantId : null;
+}
+
+/** A key as an operator sees it: never the key itself, which is not stored. */
+export interface ApiKeyListing {
+  prefix: string;
+  tenantId: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+/** A tenant's keys, oldest first, revoked ones included. */
+export async function listApiKeys(db: Queryable, tenantId: string): Promise<ApiKeyListing[]> {
+  if (!TENANT_ID_PATTERN.test(tenantId)) throw new InvalidTenantIdError(tenantId);
+  const { rows } = await db.query<{ key_prefix: string; tenant_id: string; created_at: Date; revoked_at: Date | null }>(
+    'select key_prefix, tenant_id, created_at, revoked_at from api_keys where tenant_id = $1 order by created_at, key_prefix',
+    [tenantId],
+  );
+  return rows.map((row) => ({ prefix: row.key_prefix, tenantId: row.tenant_id, createdAt: row.created_at, revokedAt: row.revoked_at }));
+}
+
+/**
+ * Revokes the key with this prefix. Idempotent: revoking a revoked key keeps its first
+ * revocation time and reports `alreadyRevoked`. An unknown prefix throws UnknownApiKeyPrefixError.
+ */
+export async function revokeApiKey(db: Queryable, prefix: string): Promise<Omit<ApiKeyListing, 'revokedAt'> & { revokedAt: Date; alreadyRevoked: boolean }> {
+  if (!API_KEY_PREFIX_PATTERN.test(prefix)) throw new UnknownApiKeyPrefixError(prefix);
+  const { rows } = await db.query<{ key_prefix: string; tenant_id: string; created_at: Date; revoked_at: Date; already_revoked: boolean }>(
+    `with target as (select key_hash, revoked_at is not null as already_revoked from api_keys where key_prefix = $1)
+     update api_keys k set revoked_at = coalesce(k.revoked_at, now())
+       from target where k.key_hash = target.key_hash
+     returning k.key_prefix, k.tenant_id, k.created_at, k.revoked_at, target.already_revoked`,
+    [prefix],
+  );
+  const row = rows[0];
+  if (!row) throw new UnknownApiKeyPrefixError(prefix);
+  return { prefix: row.key_prefix, tenantId: row.tenant_id, createdAt: row.created_at, revokedAt: row.revoked_at, alreadyRevoked: row.already_revoked };
 }

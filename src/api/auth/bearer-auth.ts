@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
-import { tenantForApiKey } from './api-keys.js';
+import { lookupApiKey } from './api-keys.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,11 +27,22 @@ export function bearerAuth(db: Pool) {
         .send({ error: 'unauthorized', message: 'send your API key as "Authorization: Bearer <key>" (create one with: npm run api -- keys create --tenant <id>)' });
       return;
     }
-    const tenantId = await tenantForApiKey(db, key);
-    if (!tenantId) {
+    // Looked up on every request, never cached: a revoked key is refused on its next request.
+    const found = await lookupApiKey(db, key);
+    if (found.status === 'revoked') {
+      await reply
+        .code(401)
+        .header('www-authenticate', 'Bearer error="invalid_token", error_description="the API key was revoked"')
+        .send({
+          error: 'api_key_revoked',
+          message: `the API key ${found.prefix}… was revoked at ${found.revokedAt.toISOString()}; use another key of this tenant (create one with: npm run api -- keys create --tenant <id>)`,
+        });
+      return;
+    }
+    if (found.status === 'unknown') {
       await reply.code(401).header('www-authenticate', 'Bearer error="invalid_token"').send({ error: 'unauthorized', message: 'the API key is not recognised' });
       return;
     }
-    request.tenantId = tenantId;
+    request.tenantId = found.tenantId;
   };
 }

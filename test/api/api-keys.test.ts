@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from '../../src/api/auth/api-keys.js';
+import { runCli } from '../support/run-cli.js';
+import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
+import { startOrdersApi, type OrdersApi } from './support.js';
+
+let h: SagaHarness;
+let api: OrdersApi;
+let cliEnv: Record<string, string>;
+
+beforeAll(async () => {
+  h = await startSagaHarness();
+  api = await startOrdersApi(h);
+  cliEnv = { DATABASE_URL: h.db.url, LOG_LEVEL: 'silent' };
+});
+afterAll(async () => {
+  await api.app.close();
+  await h.close();
+});
+
+const tenant = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
+const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/;
+
+describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)', () => {
+  it('create → list shows the prefix, never the key → a request works → revoke → the next request is 401; list shows it revoked', async () => {
+    const shop = tenant('life');
+    const created = await runCli('src/api/main.ts', ['keys', 'create', '--tenant', shop], cliEnv);
+    expect(created.code).toBe(0);
+    const key = created.stdout.trimEnd().split('\n').at(-1) ?? '';
+    expect(key).toMatch(/^opk_[A-Za-z0-9_-]{43}$/);
+    const prefix = key.slice(0, 10);
+
+    const listed = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', shop], cliEnv);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain(prefix);
+    expect(listed.stdout).not.toContain(key);
+    expect(listed.stdout).not.toContain(key.slice(10));
+    const row = listed.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
+    expect(row).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-$`));
+
+    const body = await api.orderBody();
+    const before = await api.post({ apiKey: key, idempotencyKey: `idem-${randomUUID()}`, body });
+    expect(before.status).toBe(201);
+
+    const revoked = await runCli('src/api/main.ts', ['keys', 'revoke', '--prefix', prefix], cliEnv);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toContain(`API key ${prefix}… of tenant '${shop}' revoked at`);
+
+    // No cache in between: the very next request with the key is refused, and nothing of it is stored.
+    const refusedKey = `idem-${randomUUID()}`;
+    const after = await api.post({ apiKey: key, idempotencyKey: refusedKey, body: await api.orderBody() });
+    expect(after.status).toBe(401);
+    expect(after.body.error).toBe('api_key_revoked');
+    expect(after.body.message).toContain(`the API key ${prefix}… was revoked at`);
+    expect(after.headers['www-authenticate']).toContain('invalid_token');
+    const { rows: stored } = await h.db.pool.query('select 1 from api_idempotency where idempotency_key = $1', [refusedKey]);
+    expect(stored).toHaveLength(0);
+    expect((await api.get(key, `/v1/orders/${String(before.body.id)}`)).status).toBe(401);
+
+    const relisted = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', shop], cliEnv);
+    const revokedRow = relisted.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
+    expect(revokedRow).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+${ISO.source}$`));
+  });
+
+  it('revoking one key leaves the tenant’s other keys working', async () => {
+    const shop = tenant('two-keys');
+    const first = await createApiKey(h.db.pool, shop);
+    const second = await createApiKey(h.db.pool, shop);
+    const revoked = await revokeApiKey(h.db.pool, first.prefix);
+    expect(revoked).toMatchObject({ prefix: first.prefix, tenantId: shop, alreadyRevoked: false });
+
+    expect((await api.get(first.key, '/v1/orders/ord_none')).status).toBe(401);
+    expect((await api.get(second.key, '/v1/orders/ord_none')).status).toBe(404);
+
+    const keys = await listApiKeys(h.db.pool, shop);
+    expect(keys.map((listed) => [listed.prefix, listed.revokedAt !== null])).toEqual(
+      expect.arrayContaining([
+        [first.prefix, true],
+        [second.prefix, false],
+      ]),
+    );
+    expect(keys).toHaveLength(2);
+    expect(JSON.stringify(keys)).not.toContain(first.key);
+
+    // Revoking again is harmless and keeps the first revocation time.
+    const again = await revokeApiKey(h.db.pool, first.prefix);
+    expect(again).toMatchObject({ alreadyRevoked: true, revokedAt: revoked.revokedAt });
+  });
+
+  it('revoking an unknown prefix exits 3 with one clear line and changes nothing; a malformed one exits 2', async () => {
+    const shop = tenant('bystander');
+    const bystander = await createApiKey(h.db.pool, shop);
+
+    const unknown = await runCli('src/api/main.ts', ['keys', 'revoke', '--prefix', 'opk_zzzzzz'], cliEnv);
+    expect(unknown.code).toBe(3);
+    expect(unknown.stderr.trim()).toBe("api: no API key has the prefix 'opk_zzzzzz' (list a tenant's keys with: npm run api -- keys list --tenant <id>)");
+    await expect(revokeApiKey(h.db.pool, 'opk_zzzzzz')).rejects.toBeInstanceOf(UnknownApiKeyPrefixError);
+
+    const malformed = await runCli('src/api/main.ts', ['keys', 'revoke', '--prefix', 'opk_%'], cliEnv);
+    expect(malformed.code).toBe(2);
+    expect(malformed.stderr).toContain("'opk_%' is not an API key prefix");
+
+    const missing = await runCli('src/api/main.ts', ['keys', 'revoke'], cliEnv);
+    expect(missing.code).toBe(2);
+
+    expect((await listApiKeys(h.db.pool, shop))[0]?.revokedAt).toBeNull();
+    expect((await api.get(bystander.key, '/v1/orders/ord_none')).status).toBe(404);
+  });
+
+  it('keys list of a tenant without keys says so; a malformed tenant ID exits 2', async () => {
+    const none = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', tenant('nobody')], cliEnv);
+    expect(none.code).toBe(0);
+    expect(none.stdout).toMatch(/has no API keys/);
+    const bad = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', 'bad tenant!'], cliEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('tenant ID');
+  });
+
+  it('each key’s prefix is unique, so revoke --prefix names exactly one key', async () => {
+    const { rows } = await h.db.pool.query<{ n: number }>(
+      "select count(*)::int as n from pg_constraint where conname = 'api_keys_key_prefix_key' and contype = 'u'",
+    );
+    expect(rows[0]?.n).toBe(1);
+    const shop = tenant('unique');
+    const { prefix } = await createApiKey(h.db.pool, shop);
+    await expect(
+      h.db.pool.query("insert into api_keys (key_hash, tenant_id, key_prefix) values (repeat('a', 64), $1, $2)", [shop, prefix]),
+    ).rejects.toMatchObject({ code: '23505' });
+  });
+});

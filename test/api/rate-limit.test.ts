@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { pino, type Logger } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadRateLimitSettings, type RateLimitSettings } from '../../src/api/rate-limit.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { runCli } from '../support/run-cli.js';
+import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
+import { startOrdersApi, type OrdersApi } from './support.js';
+
+/** The Redis on this machine (REDIS_URL to use another). */
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** This file's own namespace: parallel runs (and other files) never share a counter with it. */
+const PREFIX = `test:rate-limit:${randomUUID()}:`;
+
+let h: SagaHarness;
+let redis: Redis;
+const started: OrdersApi[] = [];
+
+const limit = (overrides: Partial<RateLimitSettings> = {}): RateLimitSettings => ({ max: 5, windowMs: 60_000, redisUrl: REDIS_URL, keyPrefix: PREFIX, ...overrides });
+const tenant = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
+const newKey = () => `idem-${randomUUID()}`;
+
+async function api(rateLimit: RateLimitSettings, logger?: Logger): Promise<OrdersApi> {
+  const instance = await startOrdersApi(h, undefined, { rateLimit, ...(logger ? { logger } : {}) });
+  started.push(instance);
+  return instance;
+}
+
+async function storedKeys(tenantId: string) {
+  const { rows } = await h.db.pool.query<{ idempotency_key: string; state: string }>(
+    'select idempotency_key, state from api_idempotency where tenant_id = $1 order by created_at',
+    [tenantId],
+  );
+  return rows;
+}
+
+beforeAll(async () => {
+  h = await startSagaHarness();
+  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+});
+afterAll(async () => {
+  for (const instance of started) await instance.app.close();
+  const leftovers = await redis.keys(`${PREFIX}*`);
+  if (leftovers.length > 0) await redis.del(...leftovers);
+  await redis.quit();
+  await h.close();
+});
+
+describe('per-tenant rate limits, counted in Redis across API processes', () => {
+  it('two API instances share one tenant’s limit: 3 requests on A and 3 on B, the 6th is 429 with Retry-After; another tenant is unaffected', async () => {
+    const a = await api(limit());
+    const b = await api(limit());
+    const busy = tenant('busy');
+    const calm = tenant('calm');
+    const busyKey = await a.keyFor(busy);
+    const calmKey = await a.keyFor(calm);
+
+    const answers = [];
+    for (const server of [a, a, a, b, b]) answers.push(await server.post({ apiKey: busyKey, idempotencyKey: newKey(), body: await server.orderBody() }));
+    expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201]);
+    // The remaining count is shared: B's first answer already knows about A's three.
+    expect(answers.map((answer) => answer.headers['x-ratelimit-remaining'])).toEqual(['4', '3', '2', '1', '0']);
+
+    const limitedKey = newKey();
+    const sixth = await b.post({ apiKey: busyKey, idempotencyKey: limitedKey, body: await b.orderBody() });
+    expect(sixth.status).toBe(429);
+    expect(sixth.body).toMatchObject({ error: 'rate_limited' });
+    expect(sixth.body.message).toMatch(/limit of 5 requests per 60 s/);
+    const retryAfter = Number(sixth.headers['retry-after']);
+    expect(Number.isInteger(retryAfter)).toBe(true);
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    // The limit is the tenant's, not the route's: a GET on the other instance is limited too.
+    const get = await a.get(busyKey, '/v1/orders/ord_none');
+    expect(get.status).toBe(429);
+    expect(get.headers['retry-after']).toBeDefined();
+    expect(await redis.get(`${PREFIX}${busy}`)).toBe('7');
+
+    // The limited request was not stored under its key; the five before it were.
+    const stored = await storedKeys(busy);
+    expect(stored).toHaveLength(5);
+    expect(stored.map((row) => row.idempotency_key)).not.toContain(limitedKey);
+
+    // Another tenant on the same instances has its own budget.
+    expect((await a.post({ apiKey: calmKey, idempotencyKey: newKey(), body: await a.orderBody() })).status).toBe(201);
+    expect((await b.get(calmKey, '/v1/orders/ord_none')).status).toBe(404);
+  });
+
+  it('bearer auth runs first: a missing or unknown key is a 401, even for a tenant over its limit, and is not counted', async () => {
+    const a = await api(limit({ max: 1 }));
+    const over = tenant('over');
+    const apiKey = await a.keyFor(over);
+    expect((await a.get(apiKey, '/v1/orders/ord_none')).status).toBe(404);
+    expect((await a.get(apiKey, '/v1/orders/ord_none')).status).toBe(429);
+
+    const missing = await a.post({ idempotencyKey: newKey(), body: await a.orderBody() });
+    expect(missing.status).toBe(401);
+    expect(missing.body.error).toBe('unauthorized');
+    const unknown = await a.get('opk_not-a-key-of-anyone', '/v1/orders/ord_none');
+    expect(unknown.status).toBe(401);
+    expect(unknown.headers['retry-after']).toBeUndefined();
+    expect(await redis.get(`${PREFIX}${over}`)).toBe('2');
+  });
+
+  it('a 429 with an Idempotency-Key stores nothing: once the window has passed, the same key goes through with 201 and is not a replay', async () => {
+    const a = await api(limit({ max: 1, windowMs: 3_000 }));
+    const shop = tenant('retrying');
+    const apiKey = await a.keyFor(shop);
+    expect((await a.get(apiKey, '/v1/orders/ord_none')).status).toBe(404);
+
+    const key = newKey();
+    const body = await a.orderBody();
+    const limited = await a.post({ apiKey, idempotencyKey: key, body });
+    expect(limited.status).toBe(429);
+    expect(limited.body.error).toBe('rate_limited');
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(3);
+    expect(await storedKeys(shop)).toEqual([]);
+    const { rows: orders } = await h.db.pool.query('select 1 from api_orders where tenant_id = $1', [shop]);
+    expect(orders).toHaveLength(0);
+
+    // The client does what Retry-After says, then retries the same request with the same key.
+    await sleep(retryAfter * 1000 + 100);
+    const retried = await a.post({ apiKey, idempotencyKey: key, body });
+    expect(retried.status).toBe(201);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(retried.body).toMatchObject({ object: 'order', status: 'authorized' });
+    expect(await storedKeys(shop)).toEqual([{ idempotency_key: key, state: 'completed' }]);
+  });
+
+  it('fails open when Redis is unreachable: requests go through and the outage is logged as a warning', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const a = await api(limit({ max: 1, redisUrl: 'redis://127.0.0.1:1' }), logger);
+    const apiKey = await a.keyFor(tenant('no-redis'));
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await a.get(apiKey, '/v1/orders/ord_none')).status);
+    expect(statuses).toEqual([404, 404, 404]);
+    expect(lines.some((line) => line.includes('rate limits are NOT enforced (failing open)'))).toBe(true);
+  });
+
+  it('API_RATE_LIMIT_PER_MINUTE=0 turns the limit off without connecting to Redis', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const a = await api(limit({ max: 0, redisUrl: 'redis://127.0.0.1:1' }), logger);
+    const apiKey = await a.keyFor(tenant('unlimited'));
+    for (let i = 0; i < 3; i++) expect((await a.get(apiKey, '/v1/orders/ord_none')).status).toBe(404);
+    expect(lines).toEqual([]);
+  });
+});
+
+describe('rate-limit settings', () => {
+  it('defaults to 600 a minute per tenant against the local Redis', () => {
+    expect(loadRateLimitSettings({})).toEqual({ max: 600, windowMs: 60_000, redisUrl: 'redis://127.0.0.1:6379', keyPrefix: 'order-payments:rate-limit:' });
+    expect(loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: '0', REDIS_URL: 'rediss://cache.internal:6380/2' })).toMatchObject({ max: 0, redisUrl: 'rediss://cache.internal:6380/2' });
+  });
+
+  it('refuses bad values, naming the setting and how to fix it', () => {
+    const bad = () => loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: 'lots', REDIS_URL: 'http://127.0.0.1:6379' });
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow(/API_RATE_LIMIT_PER_MINUTE: must be a whole number of requests such as 600/);
+    expect(bad).toThrow(/REDIS_URL: must be a Redis URL such as redis:\/\/127.0.0.1:6379/);
+    expect(() => loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/must be 0 \(off\) or more/);
+    expect(() => loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: '1.5' })).toThrow(/whole number/);
+  });
+
+  it('npm run api exits 2 on a bad value before anything starts, with one line per problem', async () => {
+    const result = await runCli('src/api/main.ts', [], {
+      DATABASE_URL: h.db.url,
+      STRIPE_WEBHOOK_SECRET: 'whsec_rate_limit_suite',
+      API_RATE_LIMIT_PER_MINUTE: 'lots',
+      LOG_LEVEL: 'silent',
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('API_RATE_LIMIT_PER_MINUTE: must be a whole number of requests such as 600 (0 turns the limit off)');
+    expect(result.stderr.trim().split('\n')).toHaveLength(2);
+  });
+});
