@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../db/transaction.js';
 import { FailureType } from '../domain/failures.js';
+import { failpoint } from '../failpoints/failpoint.js';
 import { FAILED_ORDER_STATUSES } from '../messaging/order-event.js';
 import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
 import { announceOrderFailed } from '../outbox/order-events.js';
@@ -13,6 +14,7 @@ export function createOrderActivities(deps: ActivityDeps) {
     /** Records the order before any money moves; the same order ID with another payload is refused. */
     async recordOrder(input: RecordOrderInput): Promise<void> {
       await mappingFailures(() => recordOrder(deps.db, input.order, input.workflowId));
+      failpoint('record-order.after-commit');
     },
     /**
      * Marks the order completed: the last forward step. An order that has already ended

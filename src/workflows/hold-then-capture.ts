@@ -129,9 +129,17 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     return saga.result('completed');
   } catch (error) {
     if (compensations.size === 0) {
-      // Nothing was attempted (the order record itself was refused): there is nothing to undo,
-      // and the order row, if any, belongs to whoever recorded it first.
-      throw error;
+      // The order record itself was refused (its ID belongs to another order): nothing of ours
+      // to undo, and the row belongs to whoever recorded it first.
+      if (!isCancellation(error) && !CancellationScope.current().consideredCancelled) throw error;
+      // Cancelled while the record was being written: it may have landed, so it is closed, and
+      // an order whose record never landed stays unrecorded (the update matches no row).
+      await CancellationScope.nonCancellable(async () => {
+        await closeOrder(order.orderId, 'compensating', 'cancelled', ActivityId.markCompensating);
+        saga.finish('compensated', 'cancelled');
+        await closeOrder(order.orderId, 'compensated', 'cancelled');
+      });
+      throw isCancellation(error) ? error : new CancelledFailure(`order ${order.orderId} cancelled`);
     }
     const failureType = failureTypeOf(error);
     if (failureType === FailureType.PaymentDeclined) {

@@ -6,7 +6,9 @@ import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
-import { stopWorkerProcesses } from '../support/worker-process.js';
+import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
+import { withTimeout } from '../support/with-timeout.js';
+import { endingOf } from '../support/workflow-ending.js';
 import { SagaHistory } from '../support/workflow-history.js';
 
 /**
@@ -53,6 +55,30 @@ async function expectCompletedOnce(harness: SagaHarness, order: OrderInput, paym
 }
 
 describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed inside a forward step', () => {
+  it(
+    'rows 4 and 17: worker killed after the order was recorded, and the order cancelled before any retry: the record that landed is closed compensated; nothing reserved, held or charged',
+    async () => {
+      const harness = await startSagaHarness({ worker: false });
+      harnesses.push(harness);
+      const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
+      const doomed = await startWorkerProcess(harness, { failpoints: ['record-order.after-commit'] });
+      const started = await harness.start(order);
+      expect(await doomed.waitForExit(120_000)).toEqual({ code: null, signal: 'SIGKILL' });
+      // The record landed; its attempt will never report. The customer cancels now.
+      expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'pending' });
+      await started.handle.cancel();
+      await startWorkerProcess(harness);
+      const ending = await withTimeout(endingOf(started.handle), 150_000, () => 'the cancelled run did not end');
+      expect(ending.ended).toBe('cancelled');
+      expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'compensated', status_reason: 'cancelled' });
+      expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([]);
+      expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED);
+      expect((await stripeObjectsFor(harness.stripe, order.orderId)).intents).toEqual([]);
+      await harness.expectInvariants([order.orderId]);
+    },
+    CRASH_TEST_TIMEOUT_MS,
+  );
+
   it(
     'row 15: worker killed after Stripe captured, before the capture was recorded: the retry replays under the same key, one capture, booked once',
     async () => {
