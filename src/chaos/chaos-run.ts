@@ -214,7 +214,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       // Cancelled before it recorded the order: nothing began, so nothing is owed or undone.
       const cancelledUnbegun = ending?.kind === 'closed' && ending.status === 'CANCELLED' && !statusOf.has(order.orderId);
       const outcome = cancelledUnbegun ? 'cancelled before it began' : ending && TERMINAL.has(status) ? status : 'unfinished';
-      if (outcome === 'unfinished') unfinished.push({ orderId: order.orderId, status: ending ? status : `${status}, workflow still running` });
+      if (outcome === 'unfinished') {
+        const run = !ending ? 'workflow still running' : ending.kind === 'returned' ? `workflow returned ${ending.status}` : `workflow ${ending.status}: ${ending.message}`;
+        unfinished.push({ orderId: order.orderId, status: `${status}; ${run}` });
+      }
       outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
       outcomesByIntent[intent][outcome] = (outcomesByIntent[intent][outcome] ?? 0) + 1;
     }

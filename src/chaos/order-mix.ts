@@ -43,7 +43,8 @@ export function buildOrderMix(count: number, runTag: string, random: () => numbe
       intent === 'scarce' ? `chaos-scarce-${Math.floor(random() * scarceSkus)}` : `chaos-sku-${Math.floor(random() * PLENTIFUL_SKUS)}`;
     orders.push({
       intent,
-      ...(intent === 'cancel' && { cancelAfterMs: Math.floor(random() * MAX_CANCEL_AFTER_MS) }),
+      // Half at the moment the hold is known (most land before the capture: a void), half later.
+      ...(intent === 'cancel' && { cancelAfterMs: random() < 0.5 ? 0 : Math.floor(random() * MAX_CANCEL_AFTER_MS) }),
       order: {
         orderId: `chaos-${runTag}-${index}`,
         customerId: `cust-${Math.floor(random() * 1000)}`,
