@@ -54,6 +54,7 @@ export async function startBenchWorker(env: Record<string, string>, nodeFlags: s
     clearTimeout(timer);
   });
 
+  let stopping: Promise<void> | undefined;
   return {
     pid: child.pid ?? -1,
     stats() {
@@ -63,11 +64,15 @@ export async function startBenchWorker(env: Record<string, string>, nodeFlags: s
         child.sendMessage({ type: 'stats', id } satisfies WorkerRequest).catch(reject);
       });
     },
-    async stop() {
-      await child.sendMessage({ type: 'stop' } satisfies WorkerRequest).catch(() => undefined);
-      const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await child;
-      clearTimeout(timeout);
+    // Idempotent: the bench stops workers itself and again in its cleanup.
+    stop() {
+      stopping ??= (async () => {
+        if (child.connected) await child.sendMessage({ type: 'stop' } satisfies WorkerRequest).catch(() => undefined);
+        const timeout = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        await child;
+        clearTimeout(timeout);
+      })();
+      return stopping;
     },
   };
 }
