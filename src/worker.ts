@@ -1,13 +1,21 @@
 import { existsSync } from 'node:fs';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError } from './config/config-error.js';
-import { loadAll, loadDatabaseSettings, loadSettlementSettings, loadStripeSettings, loadTemporalSettings } from './config/settings.js';
+import {
+  loadAll,
+  loadDatabaseSettings,
+  loadSettlementSettings,
+  loadStripeSettings,
+  loadTemporalSettings,
+  loadWorkerMetricsSettings,
+} from './config/settings.js';
 import { createPool } from './db/pool.js';
 import { createLogger, temporalLogger } from './logging/logger.js';
 import { createStripeClient } from './stripe/client.js';
 import { DEFAULT_BUNDLE_PATH } from './temporal/bundle-workflows.js';
 import { loadTemporalConnectConfig } from './temporal/connection-config.js';
 import { createOrderWorker } from './temporal/order-worker.js';
+import { workerTelemetryOptions } from './telemetry/worker-telemetry.js';
 
 const logger = createLogger('worker');
 
@@ -18,6 +26,7 @@ async function main(): Promise<void> {
     stripe: loadStripeSettings,
     connect: loadTemporalConnectConfig,
     settlement: loadSettlementSettings,
+    metrics: loadWorkerMetricsSettings,
   });
   // Production loads the workflow code bundled ahead of time (npm run build:workflows): the
   // reviewed, replay-tested bytes, and a start in milliseconds instead of seconds.
@@ -29,7 +38,16 @@ async function main(): Promise<void> {
 
   // SIGINT and SIGTERM begin a graceful shutdown: polling stops, in-flight activities get the
   // grace period to finish and report, then run() resolves and the pool closes.
-  Runtime.install({ logger: temporalLogger(logger), shutdownSignals: ['SIGINT', 'SIGTERM'] });
+  // Runtime.install comes before any NativeConnection: the telemetry (the Prometheus endpoint) is the runtime's.
+  const telemetryOptions = workerTelemetryOptions(settings.metrics.port);
+  try {
+    Runtime.install({ logger: temporalLogger(logger), shutdownSignals: ['SIGINT', 'SIGTERM'], ...(telemetryOptions && { telemetryOptions }) });
+  } catch (error) {
+    if (telemetryOptions && error instanceof Error && /metrics exporter/i.test(error.message)) {
+      throw new ConfigError([`WORKER_METRICS_PORT: cannot serve metrics on 127.0.0.1:${settings.metrics.port} (${error.message}); pick a free port, or 0 to turn them off`]);
+    }
+    throw error;
+  }
 
   const connection = await NativeConnection.connect(settings.connect.connectionOptions);
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-worker' });
@@ -48,6 +66,7 @@ async function main(): Promise<void> {
         namespace: settings.connect.namespace,
         stripe: settings.stripe.apiBase ?? 'Stripe test mode',
         workflows: bundlePath ?? 'bundled from source',
+        metrics: settings.metrics.port === null ? 'off' : `http://127.0.0.1:${settings.metrics.port}/metrics`,
       },
       'worker started',
     );

@@ -33,6 +33,7 @@ import {
 } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { AuthorizationOutcome, AuthorizePaymentInput, SettleAuthorizationInput } from './types.js';
+import { countReplay, recordSettlement } from '../telemetry/activity-metrics.js';
 
 /**
  * The authorization: the hold on the customer's card, and the settling of one that Stripe could
@@ -50,6 +51,7 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
   const answer = (authorization: Authorization, key: string) => answerFor(authorization, key, { recheckAfterMs, captureMarginMs });
   const answerFromPostgres = (authorization: Authorization, key: string) => {
     log.info('authorization answered from Postgres; Stripe not called', { idempotencyKey: key, stage: authorization.stage });
+    countReplay('ledger');
     return answer(authorization, key);
   };
 
@@ -117,6 +119,7 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
       expired,
     });
     const now = await deps.stripe.paymentIntents.retrieve(settling.paymentIntentId, { expand: ['latest_charge'] });
+    if (stripePaymentOf(now).stage !== 'settling') recordSettlement(input.trigger.kind, (Date.now() - since.getTime()) / 1000);
     if (!expired || stripePaymentOf(now).stage !== 'settling') {
       return answer(await recordStripeAnswer(deps, input.orderId, input.originalRunId, key, now), key);
     }

@@ -21,6 +21,7 @@ import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { CapturePaymentInput } from './types.js';
+import { countReplay } from '../telemetry/activity-metrics.js';
 
 /**
  * Captures the order's hold: the moment money moves. Three named phases, as for the
@@ -46,6 +47,7 @@ export function createCapturePayment(deps: ActivityDeps) {
     const registered = await registerCapture(deps.db, key, hold, retention);
     if (registered.stage !== 'unknown') {
       log.info('capture answered from Postgres; Stripe not called', { idempotencyKey: key, stage: registered.stage });
+      countReplay('ledger');
       return answer(registered, key);
     }
 

@@ -22,6 +22,7 @@ import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { RefundCaptureInput, RefundCaptureResult } from './types.js';
+import { countReplay } from '../telemetry/activity-metrics.js';
 
 /**
  * Refunds what the capture took: the compensation of the capture, registered before it runs.
@@ -49,6 +50,7 @@ export function createRefundCapture(deps: ActivityDeps) {
     const registered = await registerRefund(deps.db, refundKey, capture, retention);
     if (registered.stage === 'refunded') {
       log.info('refund answered from Postgres; Stripe not called', { idempotencyKey: refundKey });
+      countReplay('ledger');
       return { ...registered.refund, resolvedBy };
     }
 

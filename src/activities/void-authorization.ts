@@ -11,6 +11,7 @@ import { findAuthorizationAtStripe, recordStripeAnswer } from './authorization.j
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { VoidAuthorizationInput, VoidResult } from './types.js';
+import { countReplay } from '../telemetry/activity-metrics.js';
 
 const CANCELLATION_REASON: Record<VoidAuthorizationInput['reason'], Stripe.PaymentIntentCancelParams.CancellationReason> = {
   cancelled: 'requested_by_customer',
@@ -40,6 +41,7 @@ export function createVoidAuthorization(deps: ActivityDeps) {
     const done = await readVoid(deps.db, voidKey);
     if (done.stage === 'voided') {
       log.info('void answered from Postgres; Stripe not called', { idempotencyKey: voidKey });
+      countReplay('ledger');
       return { paymentIntentId: done.voided.paymentIntentId, outcome: done.voided.expired ? 'lapsed' : 'voided', resolvedBy: 'records' };
     }
 
@@ -55,6 +57,7 @@ export function createVoidAuthorization(deps: ActivityDeps) {
     const registered = await registerVoid(deps.db, voidKey, paymentIntentId, retention);
     if (registered.stage === 'voided') {
       log.info('void answered from Postgres; Stripe not called', { idempotencyKey: voidKey });
+      countReplay('ledger');
       return { paymentIntentId, outcome: registered.voided.expired ? 'lapsed' : 'voided', resolvedBy };
     }
 

@@ -118,7 +118,8 @@ export class WorkerFleet {
     // node --import tsx, not the tsx binary: the PID killed is the worker itself.
     const child = execa(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
       cwd: PROJECT_ROOT,
-      env: this.env,
+      // Several workers on one machine: no metrics endpoint each, unless the run names one.
+      env: { WORKER_METRICS_PORT: '0', ...this.env },
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,

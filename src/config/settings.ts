@@ -93,6 +93,16 @@ const settlementSchema = z.object({
     .optional(),
 });
 
+const workerMetricsSchema = z.object({
+  /** Port of the worker's Prometheus endpoint on 127.0.0.1 (/metrics). Default 9464; 0 turns it off. */
+  WORKER_METRICS_PORT: z.coerce
+    .number({ error: 'must be a port number such as 9464 (0 turns the metrics endpoint off)' })
+    .int('must be a whole port number such as 9464')
+    .min(0, 'must be between 0 and 65535')
+    .max(65_535, 'must be between 0 and 65535')
+    .default(9464),
+});
+
 export interface TemporalSettings {
   taskQueue: string;
   uiUrl: string;
@@ -143,6 +153,12 @@ export function loadSettlementSettings(env: Env = process.env): { settlementRech
     ...(parsed.SETTLEMENT_RECHECK_MS !== undefined && { settlementRecheckMs: parsed.SETTLEMENT_RECHECK_MS }),
     ...(parsed.CAPTURE_MARGIN_MS !== undefined && { captureMarginMs: parsed.CAPTURE_MARGIN_MS }),
   };
+}
+
+/** The worker's metrics endpoint: a port on 127.0.0.1, or null when WORKER_METRICS_PORT=0. */
+export function loadWorkerMetricsSettings(env: Env = process.env): { port: number | null } {
+  const parsed = parse(workerMetricsSchema, env);
+  return { port: parsed.WORKER_METRICS_PORT === 0 ? null : parsed.WORKER_METRICS_PORT };
 }
 
 export function loadApiSettings(env: Env = process.env): ApiSettings {

@@ -17,6 +17,7 @@ import { requestHash } from '../idempotency/request-hash.js';
 import { postLedgerTransaction } from '../ledger/ledger.js';
 import { claimCharge, flagForReview, setOrderStatus } from '../orders/orders.js';
 import { announceOrderFailed, announceOrderPaid, announceOrderRefunded } from '../outbox/order-events.js';
+import { countKeyFenced, countLateCaptureReview } from '../telemetry/activity-metrics.js';
 import { insertHold, markHoldCaptured, markHoldReleased } from './payment-holds.js';
 
 /**
@@ -208,7 +209,7 @@ export async function recordAuthorizationFailure(
  * first keeps its outcome.
  */
 export async function fenceAuthorization(db: Pool, key: string, reason: string, retention: Retention): Promise<Authorization> {
-  return withTransaction(db, async (client) =>
+  return countedFence(PaymentScope.authorize, withTransaction(db, async (client) =>
     authorizationOf(
       await fenceKey<AuthorizationResult>(client, {
         scope: PaymentScope.authorize,
@@ -217,7 +218,14 @@ export async function fenceAuthorization(db: Pool, key: string, reason: string, 
         result: { failure: FailureType.PaymentAttemptExpired, fenced: true, reason } satisfies AuthorizationFailure,
       }),
     ),
-  );
+  ));
+}
+
+/** Counts a fence that holds after the transaction (an attempt that finished first keeps its outcome). */
+async function countedFence<State extends { stage: string; failure?: object }>(scope: IdempotencyScope, fencing: Promise<State>): Promise<State> {
+  const state = await fencing;
+  if (state.stage === 'failed' && state.failure && 'fenced' in state.failure) countKeyFenced(scope);
+  return state;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -298,6 +306,7 @@ export async function recordCapture(
         await reopenFencedKey(client, PaymentScope.capture, key, capture);
         await flagForReview(client, orderId, `capture of ${capture.paymentIntentId} landed after the saga fenced its key; refund it by hand`);
         flaggedForReview = true;
+        countLateCaptureReview();
       } else {
         throw new Error(`capture key '${key}' is ${existing.stage} although Stripe captured ${capture.paymentIntentId}`);
       }
@@ -347,7 +356,7 @@ export async function recordCaptureConflict(db: Pool, key: string, message: stri
  * decided nothing was captured. Returns where the capture stands afterwards.
  */
 export async function fenceCapture(db: Pool, key: string, reason: string, retention: Retention): Promise<CaptureState> {
-  return withTransaction(db, async (client) =>
+  return countedFence(PaymentScope.capture, withTransaction(db, async (client) =>
     captureOf(
       await fenceKey<CaptureResult>(client, {
         scope: PaymentScope.capture,
@@ -356,7 +365,7 @@ export async function fenceCapture(db: Pool, key: string, reason: string, retent
         result: { failure: FailureType.OrderNotConfirmable, fenced: true, reason } satisfies CaptureFailure,
       }),
     ),
-  );
+  ));
 }
 
 // ---------------------------------------------------------------------------------------------

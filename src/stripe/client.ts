@@ -1,4 +1,5 @@
 import Stripe from 'stripe';
+import { measuredHttpClient } from './measured-http-client.js';
 
 /** The Stripe API version this project is written and tested against. */
 export const STRIPE_API_VERSION = '2026-10-28.endive' as const;
@@ -32,6 +33,8 @@ export function createStripeClient(options: StripeClientOptions): Stripe {
     maxNetworkRetries: options.maxNetworkRetries ?? 0,
     timeout: options.timeoutMs ?? 20_000,
     telemetry: false,
+    // Timed for the worker's metrics (a no-op outside an activity).
+    httpClient: measuredHttpClient(),
     ...(base && {
       host: base.hostname,
       port: base.port === '' ? (base.protocol === 'https:' ? 443 : 80) : Number(base.port),

@@ -15,6 +15,7 @@ import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureTypeOf } from './failure-type.js';
 import { closeOrder, declineCodeOf } from './order-status.js';
 import type { SagaContext } from './saga-context.js';
+import { countCompensation, countSettlementWait } from './saga-metrics.js';
 
 /*
  * Hold, then capture: the money flow payment teams ship.
@@ -51,13 +52,14 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     );
 
     compensations.add('release the reservation', async () => {
-      await compensation.releaseStock.executeWithOptions(
+      const { released } = await compensation.releaseStock.executeWithOptions(
         {
           activityId: ActivityId.releaseStock,
           summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
         },
         [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
       );
+      if (released > 0) countCompensation('release');
     });
     saga.enter('reserving-stock');
     await forward.reserveStock.executeWithOptions(
@@ -70,7 +72,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     saga.setStatus('reserved');
 
     compensations.add('void the hold', async () => {
-      await compensation.voidAuthorization.executeWithOptions(
+      const voided = await compensation.voidAuthorization.executeWithOptions(
         {
           activityId: ActivityId.voidAuthorization,
           summary: `Compensation · Stripe: void the hold (free) · key ${keyOf(ActivityId.voidAuthorization)}`,
@@ -86,6 +88,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
           },
         ],
       );
+      if (voided.outcome === 'voided') countCompensation('void');
     });
     saga.enter('authorizing');
     const authorized = await authorization.authorizePayment.executeWithOptions(
@@ -107,6 +110,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
         [{ orderId: order.orderId, workflowId, originalRunId, authorizationActivityId: ActivityId.authorizePayment, captureActivityId: ActivityId.capturePayment }],
       );
       saga.refunded(refund);
+      if (refund.refundId !== null) countCompensation('refund');
     });
     saga.enter('capturing');
     const captured = await captureBeforeDeadline(hold, () =>
@@ -248,6 +252,7 @@ async function awaitAuthorization(pending: PendingAuthorization, { order, origin
     saga.awaitingPayment(settling);
     await condition(() => paymentEvents.endOf(settling.paymentIntentId) !== undefined, settling.recheckAfterMs);
     const event = paymentEvents.take(settling.paymentIntentId);
+    countSettlementWait(event ? 'webhook' : 'recheck');
     check += 1;
     outcome = await settlement.settleAuthorization.executeWithOptions(
       {

@@ -1,6 +1,7 @@
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { OrderResult, OrderStatus, PaymentOutcome, SagaStatus, SagaStep } from '../domain/order-result.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../temporal/search-attributes.js';
+import { countOrderOutcome } from './saga-metrics.js';
 
 /** The saga's position, mirrored to the status query, the search attributes and the UI. */
 export class SagaProgress {
@@ -75,6 +76,7 @@ export class SagaProgress {
           ? { status: 'declined', declineCode: reason ?? 'card_declined' }
           : { status: 'failed', reason: reason ?? status };
     this.setStatus(status);
+    countOrderOutcome(status);
   }
 
   /** The run fails before any outcome was known: the waiting checkout learns why. */

@@ -24,6 +24,7 @@ function startWorkerProcess() {
       TEMPORAL_NAMESPACE: 'default',
       TEMPORAL_TASK_QUEUE: harness.taskQueue,
       WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
+      WORKER_METRICS_PORT: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -43,7 +43,7 @@ export interface WorkerProcess {
  */
 export async function startWorkerProcess(
   harness: SagaHarness,
-  options: { failpoints?: FailpointName[] } = {},
+  options: { failpoints?: FailpointName[]; env?: Record<string, string> } = {},
 ): Promise<WorkerProcess> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -59,6 +59,9 @@ export async function startWorkerProcess(
     // build of its own, as a production worker does.
     WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),
     FAILPOINTS: (options.failpoints ?? []).join(','),
+    // Off unless a test asks: suites run side by side, and two workers cannot share port 9464.
+    WORKER_METRICS_PORT: '0',
+    ...options.env,
   };
   // node --import tsx, not the tsx binary: the PID we watch is the worker itself, so a SIGKILL
   // it sends itself is the signal we see, not a wrapper's exit code.

@@ -30,6 +30,7 @@ import {
   type ActivityDeps,
 } from '../deps.js';
 import type { ChargeOutcome, ChargePaymentInput, ChargeResult, PendingCharge } from './types.js';
+import { countReplay } from '../../telemetry/activity-metrics.js';
 
 export const CHARGE_SCOPE = 'stripe.charge';
 const SCOPE = CHARGE_SCOPE;
@@ -323,6 +324,7 @@ export function answerFromRecord(record: KeyRecord<StoredCharge>, key: string, r
   const stored = record.result;
   if (record.state === 'completed' && stored && !('failure' in stored) && stored.status === 'succeeded') {
     log.info('charge answered from the ledger; Stripe not called', { idempotencyKey: key });
+    countReplay('ledger');
     return stored;
   }
   if (record.state === 'processing' && stored && !('failure' in stored) && isSettling(stored.status)) {

@@ -16,6 +16,7 @@ import { mappingFailures } from '../failures.js';
 import { settleCharge } from './settle-payment.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from '../deps.js';
 import type { ChargeResult, RefundPaymentInput, RefundResult } from './types.js';
+import { countReplay } from '../../telemetry/activity-metrics.js';
 
 const SCOPE = 'stripe.refund';
 
@@ -63,6 +64,7 @@ export function createRefundPayment(deps: ActivityDeps) {
     });
     if (record.state === 'completed' && record.result) {
       log.info('refund answered from the ledger; Stripe not called', { idempotencyKey: refundKey });
+      countReplay('ledger');
       return record.result;
     }
 
