@@ -3,9 +3,18 @@ import { Command } from 'commander';
 import { reapApiIdempotency } from '../api-idempotency/reaper.js';
 import { loadApiIdempotencySettings } from '../api-idempotency/settings.js';
 import { ConfigError } from '../config/config-error.js';
-import { loadAll, loadApiSettings, loadDatabaseSettings, loadStripeWebhookSettings, loadTemporalSettings } from '../config/settings.js';
+import {
+  loadAll,
+  loadApiSettings,
+  loadDatabaseSettings,
+  loadMetricsListenerSettings,
+  loadStripeWebhookSettings,
+  loadTemporalSettings,
+} from '../config/settings.js';
 import { createPool } from '../db/pool.js';
 import { createLogger } from '../logging/logger.js';
+import { apiMetricsRegistry } from '../telemetry/api-metrics.js';
+import { startMetricsServer, type MetricsServer } from '../telemetry/metrics-server.js';
 import { loadTemporalConnectConfig } from '../temporal/connection-config.js';
 import { temporalSignaller } from '../webhooks/workflow-handoff.js';
 import { API_KEY_PREFIX_PATTERN, createApiKey, InvalidTenantIdError, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from './auth/api-keys.js';
@@ -35,6 +44,7 @@ async function serve(): Promise<void> {
     idempotency: loadApiIdempotencySettings,
     connect: loadTemporalConnectConfig,
     rateLimit: loadRateLimitSettings,
+    metrics: () => loadMetricsListenerSettings('API_METRICS_PORT', 9465),
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
   const connection = await Connection.connect(settings.connect.connectionOptions);
@@ -62,6 +72,7 @@ async function serve(): Promise<void> {
   const reaper = setInterval(reap, REAP_INTERVAL_MS);
   reaper.unref();
 
+  let metricsServer: MetricsServer | null = null;
   let closing = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (closing) return;
@@ -71,7 +82,7 @@ async function serve(): Promise<void> {
     // close() waits for in-flight requests and the hand-offs already started.
     app
       .close()
-      .then(() => Promise.all([db.end(), connection.close()]))
+      .then(() => Promise.all([db.end(), connection.close(), metricsServer?.close()]))
       .then(
         () => process.exit(0),
         (error: unknown) => {
@@ -84,7 +95,9 @@ async function serve(): Promise<void> {
   process.once('SIGTERM', shutdown);
 
   const address = await app.listen({ port: settings.api.port, host: settings.api.host });
-  logger.info({ address, temporalNamespace: settings.connect.namespace }, `api listening on ${address}`);
+  // Metrics on a listener of their own, never on the public port.
+  metricsServer = settings.metrics.port === null ? null : await startMetricsServer(apiMetricsRegistry, { port: settings.metrics.port, host: settings.metrics.host });
+  logger.info({ address, temporalNamespace: settings.connect.namespace, metrics: metricsServer?.url ?? 'off' }, `api listening on ${address}`);
   reap();
 }
 

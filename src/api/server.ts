@@ -9,6 +9,7 @@ import { DEFAULT_OUTCOME_WAIT_MS, type CreateOrderDeps } from './orders/create-o
 import { orderRoutes } from './orders/order-routes.js';
 import { registerTenantRateLimit, type RateLimitSettings } from './rate-limit.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
+import { registerApiMetrics } from '../telemetry/api-metrics.js';
 
 export interface ApiDeps {
   db: Pool;
@@ -36,6 +37,8 @@ export interface ApiDeps {
  */
 export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger, disableRequestLogging: false, forceCloseConnections: true });
+  // Counted and timed here; served by main.ts on API_METRICS_PORT, never on this app's port.
+  registerApiMetrics(app);
   await registerOpenApi(app);
   await app.register(healthRoutes, { db: deps.db });
   await app.register(stripeWebhookRoutes, {

@@ -161,6 +161,26 @@ export function loadWorkerMetricsSettings(env: Env = process.env): { port: numbe
   return { port: parsed.WORKER_METRICS_PORT === 0 ? null : parsed.WORKER_METRICS_PORT };
 }
 
+/**
+ * A service's own metrics listener (issue 15): `variable` names its port (the API's
+ * API_METRICS_PORT, the outbox dispatcher's and the receipts consumer's METRICS_PORT), 0 turns
+ * it off; METRICS_HOST is the interface, default 127.0.0.1 (0.0.0.0 for a Prometheus elsewhere).
+ */
+export function loadMetricsListenerSettings(variable: string, defaultPort: number, env: Env = process.env): { port: number | null; host: string } {
+  const schema = z.object({
+    [variable]: z.coerce
+      .number({ error: `must be a port number such as ${defaultPort} (0 turns the metrics endpoint off)` })
+      .int('must be a whole port number')
+      .min(0, 'must be between 0 and 65535')
+      .max(65_535, 'must be between 0 and 65535')
+      .default(defaultPort),
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  });
+  const parsed = parse(schema, { [variable]: env[variable], METRICS_HOST: env.METRICS_HOST });
+  const port = parsed[variable] as number;
+  return { port: port === 0 ? null : port, host: parsed.METRICS_HOST as string };
+}
+
 export function loadApiSettings(env: Env = process.env): ApiSettings {
   const parsed = parse(apiSchema, env);
   return { port: parsed.API_PORT, host: parsed.API_HOST, outcomeWaitMs: parsed.API_OUTCOME_WAIT_MS };

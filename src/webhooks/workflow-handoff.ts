@@ -3,6 +3,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PaymentEvent } from '../domain/payment-event.js';
 import { workflowIdForOrder } from '../domain/order-input.js';
 import { paymentEventSignal } from '../workflows/messages.js';
+import { countHandoff } from '../telemetry/api-metrics.js';
 
 /** Delivers one event to the order's workflow; resolves 'no-workflow' when none is running. */
 export type SignalPaymentEvent = (orderId: string, event: PaymentEvent) => Promise<'signalled' | 'no-workflow'>;
@@ -75,6 +76,7 @@ export class WorkflowHandoff {
       try {
         const outcome = await signal(orderId, event);
         await record(event.eventId, outcome === 'signalled' ? null : 'no running workflow for the order');
+        countHandoff(outcome === 'signalled' ? 'signalled' : 'no_workflow');
         logger.debug({ eventId: event.eventId, orderId, outcome }, 'payment event handed off');
         return;
       } catch (error) {
@@ -84,6 +86,7 @@ export class WorkflowHandoff {
       }
     }
     logger.error({ eventId: event.eventId, orderId }, 'gave up handing the event to its workflow; the workflow reconciles on its own');
+    countHandoff('failed');
     await record(event.eventId, `signal failed after ${attempts} attempts: ${lastError}`).catch((error: unknown) => {
       logger.error({ eventId: event.eventId, err: error }, 'could not record the failed hand-off');
     });

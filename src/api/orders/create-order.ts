@@ -8,6 +8,7 @@ import { requestHash } from '../../idempotency/request-hash.js';
 import type { PaymentOutcome } from '../../domain/order-result.js';
 import { startOrderForPaymentOutcome } from '../../starter/payment-outcome.js';
 import { OrderIdConflictError } from '../../starter/start-order.js';
+import { countIdempotencyClaim } from '../../telemetry/api-metrics.js';
 
 export const CREATE_ORDER_OPERATION = 'order.create';
 
@@ -86,6 +87,7 @@ export async function createOrder(deps: CreateOrderDeps, scope: IdempotencyScope
       await client.query('insert into api_orders (order_id, tenant_id, request) values ($1, $2, $3)', [orderId, scope.tenantId, JSON.stringify(order)]);
     },
   });
+  countIdempotencyClaim(scope.operation, claim);
   switch (claim.kind) {
     case 'replay':
       return { statusCode: claim.statusCode, body: claim.body, headers: { 'idempotent-replayed': 'true' } };

@@ -5,6 +5,7 @@ import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, t
 import { requestHash } from '../../idempotency/request-hash.js';
 import { MERCHANT_REFUND_WORKFLOW_PREFIX, type merchantRefund } from '../../workflows/merchant-refund.js';
 import { expiredKeyAnswer, keyReusedAnswer, type ApiAnswer, type CreateOrderDeps } from './create-order.js';
+import { countIdempotencyClaim } from '../../telemetry/api-metrics.js';
 
 export const CREATE_REFUND_OPERATION = 'refund.create';
 
@@ -29,6 +30,7 @@ export async function createRefund(
     leaseMs: deps.idempotency.leaseMs,
     retentionMs: deps.idempotency.retentionMs,
   });
+  countIdempotencyClaim(scope.operation, claim);
   switch (claim.kind) {
     case 'replay':
       return { statusCode: claim.statusCode, body: claim.body, headers: { 'idempotent-replayed': 'true' } };

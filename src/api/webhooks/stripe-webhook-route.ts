@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { recordHandoff, recordStripeEvent } from '../../webhooks/record-stripe-event.js';
 import { stripeEventSchema } from '../../webhooks/stripe-event.js';
 import { WorkflowHandoff, type SignalPaymentEvent } from '../../webhooks/workflow-handoff.js';
+import { countWebhookEvent, countWebhookSignatureFailure } from '../../telemetry/api-metrics.js';
 
 export interface StripeWebhookOptions {
   db: Pool;
@@ -59,6 +60,7 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n', 1)[0] : 'signature verification failed';
       request.log.warn({ reason }, 'webhook refused: signature not verified');
+      countWebhookSignatureFailure();
       return reply.code(400).send({ error: 'invalid_signature', message: `Stripe-Signature not verified: ${reason}` });
     }
     const parsed = stripeEventSchema.safeParse(verified);
@@ -68,6 +70,7 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     }
     const event = parsed.data;
     const recorded = await recordStripeEvent(options.db, event);
+    countWebhookEvent(recorded.duplicate);
     request.log.info(
       { eventId: event.id, type: event.type, duplicate: recorded.duplicate, applied: !recorded.duplicate && recorded.applied },
       recorded.duplicate ? 'webhook duplicate acknowledged' : 'webhook recorded',
