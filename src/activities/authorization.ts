@@ -9,6 +9,7 @@ import {
   fenceAuthorization,
   readAuthorization,
   recordAuthorizationFailure,
+  recordCapturedAuthorization,
   recordDecline,
   recordHold,
   recordSettling,
@@ -73,6 +74,10 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
     // has its answer (a retry after a crash, a reset) is answered by the same two statements.
     const registered = await registerAuthorization(deps.db, { orderId: order.orderId, key, params, ...retention });
     if (registered.authorization.stage !== 'unknown') return answerFromPostgres(registered.authorization, key);
+    if (registered.keyLost) {
+      const adopted = await adoptAfterLostKey(input, key);
+      if (adopted) return answer(adopted, key);
+    }
     if (registered.attempts > 1 && Date.now() - registered.pendingSince.getTime() >= stripeKeyRetentionMs) {
       return answer(await reconcileForgottenKey(input, key), key);
     }
@@ -179,6 +184,22 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
       return recordStripeAnswer(deps, input.order.orderId, input.originalRunId, key, found);
     }
     return fenceAuthorization(deps.db, key, 'authorization key outlived Stripe key retention and Stripe holds no PaymentIntent for it', retention);
+  }
+
+  /**
+   * The order's payment key was claimed by an earlier attempt but its record is gone: the reaper
+   * deleted it (a reset long after the order), or that attempt stopped before registering it.
+   * Stripe has forgotten a reaped key, so re-sending it would place a second hold: ask Stripe
+   * first. The PaymentIntent this key created is adopted (as the hold it was, if the saga has
+   * captured it since); none means no earlier attempt reached Stripe, and this one may send.
+   */
+  async function adoptAfterLostKey(input: AuthorizePaymentInput, key: string): Promise<Authorization | null> {
+    const found = await findAuthorizationAtStripe(deps, input.order.orderId, input.originalRunId);
+    if (!found) return null;
+    log.warn('authorization key record was lost, but Stripe holds its PaymentIntent; adopted it', { idempotencyKey: key, paymentIntentId: found.id, status: found.status });
+    return found.status === 'succeeded'
+      ? recordCapturedAuthorization(deps.db, key, found)
+      : recordStripeAnswer(deps, input.order.orderId, input.originalRunId, key, found);
   }
 
   return {

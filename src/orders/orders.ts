@@ -54,15 +54,18 @@ export async function recordOrder(db: Queryable, order: OrderInput, workflowId: 
 /**
  * Claims the order's one charge for `chargeKey`. The conditional update holds the row lock, so
  * of two keys racing for one order exactly one wins; the loser gets OrderAlreadyChargedError.
- * Claiming again with the winning key is a no-op, which is what every retry does.
+ * Claiming again with the winning key is a no-op, which is what every retry does; it answers
+ * `claimedBefore: true`, so a caller whose own record of the key is gone can tell.
  */
-export async function claimCharge(db: Queryable, orderId: string, chargeKey: string): Promise<void> {
-  const { rowCount } = await db.query(
-    `update orders set charge_key = $2, updated_at = now()
-      where order_id = $1 and (charge_key is null or charge_key = $2)`,
+export async function claimCharge(db: Queryable, orderId: string, chargeKey: string): Promise<{ claimedBefore: boolean }> {
+  const { rows, rowCount } = await db.query<{ previous: string | null }>(
+    `update orders o set charge_key = $2, updated_at = now()
+       from (select charge_key as previous from orders where order_id = $1 for update) prev
+      where o.order_id = $1 and (o.charge_key is null or o.charge_key = $2)
+     returning prev.previous`,
     [orderId, chargeKey],
   );
-  if (rowCount === 1) return;
+  if (rowCount === 1) return { claimedBefore: rows[0]?.previous === chargeKey };
   const { rowCount: exists } = await db.query('select 1 from orders where order_id = $1', [orderId]);
   throw exists === 1 ? new OrderAlreadyChargedError(orderId) : new UnknownOrderError(orderId);
 }

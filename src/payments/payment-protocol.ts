@@ -123,15 +123,42 @@ function authorizationOf(record: KeyRecord<AuthorizationResult> | null): Authori
 export async function registerAuthorization(
   db: Queryable,
   request: { orderId: string; key: string; params: Stripe.PaymentIntentCreateParams } & Retention,
-): Promise<{ authorization: Authorization; attempts: number; pendingSince: Date }> {
-  await claimCharge(db, request.orderId, request.key);
+): Promise<{ authorization: Authorization; attempts: number; pendingSince: Date; keyLost: boolean }> {
+  const { claimedBefore } = await claimCharge(db, request.orderId, request.key);
   const record = await registerKey<AuthorizationResult>(db, {
     scope: PaymentScope.authorize,
     key: request.key,
     requestHash: requestHash(request.params),
     retentionMs: request.retentionMs,
   });
-  return { authorization: authorizationOf(record), attempts: record.attempts, pendingSince: record.createdAt };
+  return {
+    authorization: authorizationOf(record),
+    attempts: record.attempts,
+    pendingSince: record.createdAt,
+    // The order's payment was claimed for this key by an earlier attempt, yet the key's record is
+    // new: the reaper deleted it past its horizon, or that attempt stopped between the two
+    // statements above. Only Stripe can say whether it placed a hold.
+    keyLost: claimedBefore && record.attempts === 1 && record.state === 'pending',
+  };
+}
+
+/**
+ * Records, under an authorization key whose record was lost (reaped), the hold Stripe placed for
+ * it and the saga has since captured: the key's answer is the hold it once was, and nothing else
+ * changes (the capture is already on the books). Returns where the authorization stands.
+ */
+export async function recordCapturedAuthorization(db: Pool, key: string, paymentIntent: Stripe.PaymentIntent): Promise<Authorization> {
+  const hold: Hold = {
+    paymentIntentId: paymentIntent.id,
+    amount: paymentIntent.amount,
+    currency: paymentIntent.currency,
+    status: 'requires_capture',
+    captureBefore: captureBeforeOf(paymentIntent),
+  };
+  return withTransaction(db, async (client) => {
+    if (!(await finishKey(client, PaymentScope.authorize, key, 'completed', hold))) return readAuthorization(client, key);
+    return { stage: 'held', hold };
+  });
 }
 
 /** Where the authorization stands (the compensations resolving it, the capture reading its hold). */
