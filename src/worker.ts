@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError } from './config/config-error.js';
 import {
@@ -11,6 +12,8 @@ import {
 } from './config/settings.js';
 import { createPool } from './db/pool.js';
 import { createLogger, temporalLogger } from './logging/logger.js';
+import { ensureSchedules } from './retention/schedules.js';
+import { loadRetentionSettings } from './retention/settings.js';
 import { createStripeClient } from './stripe/client.js';
 import { DEFAULT_BUNDLE_PATH } from './temporal/bundle-workflows.js';
 import { loadTemporalConnectConfig } from './temporal/connection-config.js';
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
     connect: loadTemporalConnectConfig,
     settlement: loadSettlementSettings,
     metrics: loadWorkerMetricsSettings,
+    retention: loadRetentionSettings,
   });
   // Production loads the workflow code bundled ahead of time (npm run build:workflows): the
   // reviewed, replay-tested bytes, and a start in milliseconds instead of seconds.
@@ -57,12 +61,20 @@ async function main(): Promise<void> {
       connection,
       namespace: settings.connect.namespace,
       taskQueue: settings.temporal.taskQueue,
-      deps: { db, stripe, ...settings.settlement },
+      deps: { db, stripe, ...settings.settlement, keyRetentionMs: settings.retention.activityKeyMs },
       workflowBundlePath: bundlePath,
     });
+    // The scheduled jobs (reaper, daily reconciliation) run on this worker; see schedules.ts for
+    // why the worker, not a separate command, creates them.
+    const schedules = await ensureSchedules(
+      new Client({ connection, namespace: settings.connect.namespace }),
+      settings.temporal.taskQueue,
+      settings.retention,
+    );
     logger.info(
       {
         taskQueue: settings.temporal.taskQueue,
+        schedules,
         namespace: settings.connect.namespace,
         stripe: settings.stripe.apiBase ?? 'Stripe test mode',
         workflows: bundlePath ?? 'bundled from source',

@@ -1,3 +1,4 @@
+import { createRetentionActivities } from '../retention/activities.js';
 import { createAuthorizationActivities } from './authorization.js';
 import { createCapturePayment } from './capture-payment.js';
 import { createChargePayment } from './charge-first/charge-payment.js';
@@ -27,6 +28,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createVoidAuthorization(deps),
     merchantRefund: createMerchantRefund(deps),
     ...createChargeFirstActivities(deps),
+    // The scheduled jobs' (src/workflows/scheduled-jobs.ts): the reaper and the reconciliation.
+    ...createRetentionActivities(deps),
   };
 }
 

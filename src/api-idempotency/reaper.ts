@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { deleteInBatches } from '../db/batches.js';
 
 export interface ReapResult {
   /** Full records past their retention, turned into tombstones. */
@@ -42,14 +43,12 @@ export async function reapApiIdempotency(db: Pool, options: { tombstoneMs: numbe
     result.compacted += moved;
     if (moved < batchSize) break;
   }
-  for (;;) {
-    const { rowCount } = await db.query(
-      `delete from api_idempotency_tombstones where ctid in (
-         select ctid from api_idempotency_tombstones where expires_at <= now() limit $1 for update skip locked)`,
-      [batchSize],
-    );
-    result.deleted += rowCount ?? 0;
-    if ((rowCount ?? 0) < batchSize) break;
-  }
+  result.deleted = await deleteInBatches(
+    db,
+    `delete from api_idempotency_tombstones where ctid in (
+       select ctid from api_idempotency_tombstones where expires_at <= now() limit $1 for update skip locked)`,
+    [],
+    batchSize,
+  );
   return result;
 }

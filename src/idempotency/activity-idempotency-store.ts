@@ -1,4 +1,5 @@
 import type { PoolClient } from 'pg';
+import { deleteInBatches } from '../db/batches.js';
 import type { Queryable } from '../db/queryable.js';
 import { IdempotencyConflictError } from './idempotency-conflict-error.js';
 
@@ -182,4 +183,31 @@ export async function reopenFencedKey(client: PoolClient, scope: IdempotencyScop
     [scope, key, JSON.stringify(result)],
   );
   return rowCount === 1;
+}
+
+/**
+ * Deletes final (completed or failed) keys past their `expires_at`, in batches of `batchSize`,
+ * each its own statement. A key's `expires_at` was set at registration from the worker's key
+ * retention, which the retention settings hold above every replay window (src/retention). Open
+ * keys (pending, processing) are never deleted: their outcome is still unknown or settling, and
+ * the next attempt must find them; `countExpiredOpenKeys` reports them instead.
+ */
+export async function reapExpiredKeys(db: Queryable, batchSize: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from activity_idempotency where ctid in (
+       select ctid from activity_idempotency
+        where expires_at <= now() and state in ('completed', 'failed')
+        limit $1 for update skip locked)`,
+    [],
+    batchSize,
+  );
+}
+
+/** Keys past their `expires_at` that are still open: kept, for a person or the reconciliation. */
+export async function countExpiredOpenKeys(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ open: number }>(
+    `select count(*)::int as open from activity_idempotency where expires_at <= now() and state in ('pending', 'processing')`,
+  );
+  return rows[0]?.open ?? 0;
 }

@@ -1,4 +1,6 @@
 import type { PoolClient } from 'pg';
+import { deleteInBatches } from '../db/batches.js';
+import type { Queryable } from '../db/queryable.js';
 
 /**
  * Records that `subscriberId` handled `messageId`, inside the caller's transaction. True the
@@ -13,4 +15,28 @@ export async function claimInboxMessage(client: PoolClient, subscriberId: string
     [subscriberId, messageId],
   );
   return rowCount === 1;
+}
+
+/**
+ * Deletes inbox receipts older than `olderThanMs`, in batches of `batchSize`, each its own
+ * statement. A redelivery older than the horizon would be handled again, so the horizon is longer
+ * than any redelivery (src/retention/settings.ts). Subscribers whose receipts go with a record of
+ * their own (Stripe's webhooks: src/webhooks/record-stripe-event.ts) are named in `except`.
+ */
+export async function reapInboxMessages(
+  db: Queryable,
+  olderThanMs: number,
+  batchSize: number,
+  except: readonly string[] = [],
+): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from processed_messages where ctid in (
+       select ctid from processed_messages
+        where processed_at <= now() - make_interval(secs => $2::double precision / 1000)
+          and subscriber_id <> all($3::text[])
+        limit $1 for update skip locked)`,
+    [olderThanMs, except],
+    batchSize,
+  );
 }

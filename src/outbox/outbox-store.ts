@@ -1,4 +1,6 @@
 import type { PoolClient } from 'pg';
+import { deleteInBatches } from '../db/batches.js';
+import type { Queryable } from '../db/queryable.js';
 import type { OrderEventType } from '../messaging/order-event.js';
 
 export interface OutboxRow {
@@ -40,4 +42,22 @@ export async function markSent(client: PoolClient, ids: readonly number[]): Prom
 /** Counts a failed publish against the row and keeps the reason; the row stays unsent. */
 export async function recordFailure(client: PoolClient, id: number, error: string): Promise<void> {
   await client.query('update outbox set attempts = attempts + 1, last_error = $2 where id = $1', [id, error.slice(0, 2_000)]);
+}
+
+/**
+ * Deletes rows the broker acknowledged more than `olderThanMs` ago, in batches of `batchSize`,
+ * each its own statement. Unsent rows are never deleted. The row is also what the unique
+ * (order_id, event_type) index refuses a second announcement with, so the horizon covers every
+ * replay of the transaction that wrote it (src/retention/settings.ts).
+ */
+export async function reapSentRows(db: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from outbox where ctid in (
+       select ctid from outbox
+        where sent_at is not null and sent_at <= now() - make_interval(secs => $2::double precision / 1000)
+        limit $1 for update skip locked)`,
+    [olderThanMs],
+    batchSize,
+  );
 }

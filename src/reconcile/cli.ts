@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from '../config/config-error.js';
+import { exitWhenDone } from '../config/cli-exit.js';
 import { loadAll, loadDatabaseSettings, loadStripeSettings } from '../config/settings.js';
 import { createPool } from '../db/pool.js';
 import { orderInputSchema } from '../domain/order-input.js';
@@ -43,14 +43,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    if (error instanceof ConfigError) {
-      console.error(`reconcile: ${error.message}`);
-      process.exit(Exit.badConfig);
-    }
-    console.error(`reconcile: the check could not run: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(Exit.checkFailed);
-  },
-);
+exitWhenDone('reconcile', main(), { badConfig: Exit.badConfig, failed: Exit.checkFailed }, 'the check could not run');

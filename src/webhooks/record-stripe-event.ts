@@ -1,4 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
+import { deleteInBatches } from '../db/batches.js';
+import type { Queryable } from '../db/queryable.js';
 import { withTransaction } from '../db/transaction.js';
 import type { PaymentEvent } from '../domain/payment-event.js';
 import { orderIdOf, paymentIntentIdOf, projectEvent, type ObjectState, type StripeEvent } from './stripe-event.js';
@@ -98,5 +100,28 @@ export async function recordHandoff(db: Pool, eventId: string, error: string | n
             handoff_error = $2
       where event_id = $1`,
     [eventId, error],
+  );
+}
+
+/**
+ * Deletes recorded webhook events received more than `olderThanMs` ago, together with their inbox
+ * receipts, in batches of `batchSize`, each its own statement. Event and receipt go together, so a
+ * redelivery meets both or neither. An event that is still some object's latest word
+ * (stripe_object_states points at it) is kept, with its receipt: it is what an older event
+ * arriving late is compared against.
+ */
+export async function reapWebhookEvents(db: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    `with doomed as (
+       select e.event_id from stripe_webhook_events e
+        where e.received_at <= now() - make_interval(secs => $2::double precision / 1000)
+          and not exists (select 1 from stripe_object_states s where s.event_id = e.event_id)
+        limit $1 for update of e skip locked),
+     receipts as (
+       delete from processed_messages p using doomed d where p.subscriber_id = $3 and p.message_id = d.event_id)
+     delete from stripe_webhook_events e using doomed d where e.event_id = d.event_id`,
+    [olderThanMs, STRIPE_WEBHOOK_SUBSCRIBER],
+    batchSize,
   );
 }

@@ -1,0 +1,40 @@
+import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import type { ReconciliationReportSummary, RetentionActivities } from '../retention/activities.js';
+import type { ReapHorizons, ReapReport } from '../retention/reaper.js';
+
+/**
+ * The workflows Temporal Schedules start (src/retention/schedules.ts): each run is one job, so the
+ * schedule's history of runs is the job's log, and a run that fails is retried by its activity's
+ * policy and shown failed in the UI instead of vanishing into a cron log.
+ */
+
+const { reapExpired } = proxyActivities<RetentionActivities>({
+  startToCloseTimeout: '10m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '10s', backoffCoefficient: 2, maximumInterval: '5m', maximumAttempts: 5 },
+});
+
+const { reconcileOrders } = proxyActivities<RetentionActivities>({
+  startToCloseTimeout: '30m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '30s', backoffCoefficient: 2, maximumInterval: '5m', maximumAttempts: 5 },
+});
+
+/** One sweep of every retention horizon; its result says what it deleted per table. */
+export async function retentionReaper(horizons: ReapHorizons): Promise<ReapReport> {
+  return reapExpired(horizons);
+}
+
+/** The daily reconciliation's report: null while the check runs. */
+export const reconciliationReportQuery = defineQuery<ReconciliationReportSummary | null>('reconciliationReport');
+
+/**
+ * The daily reconciliation (`npm run reconcile`, on a schedule). Its report is the run's result
+ * and answers `reconciliationReportQuery` for as long as the namespace keeps the closed run.
+ */
+export async function dailyReconciliation(): Promise<ReconciliationReportSummary> {
+  let report: ReconciliationReportSummary | null = null;
+  setHandler(reconciliationReportQuery, () => report);
+  report = await reconcileOrders();
+  return report;
+}
