@@ -65,12 +65,16 @@ async function main(): Promise<void> {
       workflowBundlePath: bundlePath,
     });
     // The scheduled jobs (reaper, daily reconciliation) run on this worker; see schedules.ts for
-    // why the worker, not a separate command, creates them.
+    // why the worker, not a separate command, creates them. Payments matter more than retention:
+    // a worker that cannot write the schedules says so and polls anyway; the next start retries.
     const schedules = await ensureSchedules(
       new Client({ connection, namespace: settings.connect.namespace }),
       settings.temporal.taskQueue,
       settings.retention,
-    );
+    ).catch((error: unknown) => {
+      logger.error({ err: error }, 'could not create or update the scheduled jobs (reaper, reconciliation); polling anyway');
+      return [];
+    });
     logger.info(
       {
         taskQueue: settings.temporal.taskQueue,

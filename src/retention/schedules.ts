@@ -22,7 +22,10 @@ import type { RetentionSettings } from './settings.js';
  * harmless; overlapping runs are skipped, so two workers never sweep at once on the schedule's
  * account. What a worker does not do is delete schedules: stopping a job is an operator's act
  * (`temporal schedule pause --schedule-id ...`), and a paused schedule stays paused, because the
- * update keeps its state.
+ * update keeps its state. A worker that cannot write them (the frontend slow or refusing) logs it
+ * and polls anyway: payments matter more than a sweep, and the next start tries again. The
+ * alternative, a separate `npm run schedules` run once per deploy like the migrations, would
+ * avoid nothing the idempotent update does not, and would be one more step to forget.
  */
 
 /** The reaper's schedule ID, one per task queue (so tests on their own queues do not collide). */
