@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { withTransaction } from '../db/transaction.js';
 import { failpoint } from '../failpoints/failpoint.js';
 import { subjectFor } from '../messaging/order-event.js';
+import type { OutboxMetrics } from '../telemetry/messaging-metrics.js';
 import { claimUnsent, markSent, recordFailure, type OutboxRow } from './outbox-store.js';
 
 export interface OutboxDispatcherDeps {
@@ -26,6 +27,8 @@ export interface OutboxDispatcherDeps {
    * here is a crash at the worst moment, the row published and not recorded as such.
    */
   afterPublish?: (row: OutboxRow, ack: PubAck) => void | Promise<void>;
+  /** Told each committed batch (published, redelivered, failed); absent = not measured. */
+  metrics?: Pick<OutboxMetrics, 'recordBatch'>;
 }
 
 export interface BatchOutcome {
@@ -70,7 +73,7 @@ export function createOutboxDispatcher(deps: OutboxDispatcherDeps): OutboxDispat
   }
 
   async function dispatchBatch(): Promise<BatchOutcome> {
-    return withTransaction(deps.db, async (client) => {
+    const outcome = await withTransaction(deps.db, async (client): Promise<BatchOutcome> => {
       const rows = await claimUnsent(client, batchSize);
       const sent: number[] = [];
       const duplicates: number[] = [];
@@ -93,6 +96,8 @@ export function createOutboxDispatcher(deps: OutboxDispatcherDeps): OutboxDispat
       if (failed) await recordFailure(client, failed.id, failed.error);
       return { claimed: rows.length, sent, duplicates, failed };
     });
+    deps.metrics?.recordBatch(outcome);
+    return outcome;
   }
 
   async function run(signal: AbortSignal): Promise<void> {

@@ -1,11 +1,13 @@
 import { jetstream } from '@nats-io/jetstream';
 import { pino } from 'pino';
 import { ConfigError } from '../config/config-error.js';
-import { loadAll, loadDatabaseSettings } from '../config/settings.js';
+import { loadAll, loadDatabaseSettings, loadMetricsListenerSettings } from '../config/settings.js';
 import { createPool } from '../db/pool.js';
 import { connectNats } from '../messaging/nats-connection.js';
 import { loadNatsSettings } from '../messaging/nats-settings.js';
 import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
+import { createOutboxMetrics } from '../telemetry/messaging-metrics.js';
+import { startMetricsServer } from '../telemetry/metrics-server.js';
 import { createOutboxDispatcher } from './dispatcher.js';
 import { loadOutboxSettings } from './outbox-settings.js';
 
@@ -14,12 +16,20 @@ const logger = pino({ name: 'outbox-dispatcher', level: process.env.LOG_LEVEL ??
 
 /** `npm run outbox-dispatcher`: publishes the outbox to JetStream until SIGINT or SIGTERM. */
 async function main(): Promise<void> {
-  const settings = loadAll({ database: loadDatabaseSettings, nats: loadNatsSettings, outbox: loadOutboxSettings });
+  const settings = loadAll({
+    database: loadDatabaseSettings,
+    nats: loadNatsSettings,
+    outbox: loadOutboxSettings,
+    metrics: () => loadMetricsListenerSettings('METRICS_PORT', 9466),
+  });
   const { nats } = settings;
 
   logger.info({ nats: nats.url }, 'connecting to NATS');
   const nc = await connectNats({ url: nats.url, name: 'outbox-dispatcher', waitOnFirstConnect: true });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-outbox-dispatcher' });
+  const metrics = createOutboxMetrics(db);
+  const metricsServer =
+    settings.metrics.port === null ? null : await startMetricsServer(metrics.registry, { port: settings.metrics.port, host: settings.metrics.host });
   try {
     await ensureOrderEventsStream(nc, nats);
     const dispatcher = createOutboxDispatcher({
@@ -29,17 +39,22 @@ async function main(): Promise<void> {
       logger,
       batchSize: settings.outbox.batchSize,
       idleDelayMs: settings.outbox.pollIntervalMs,
+      metrics,
     });
     // A signal lets the batch in hand finish publishing and commit, then the loop stops.
     const stop = new AbortController();
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => {
       stop.abort();
     });
-    logger.info({ stream: nats.stream, subjects: `${nats.subjectPrefix}.>`, duplicateWindowMs: nats.duplicateWindowMs }, 'outbox dispatcher started');
+    logger.info(
+      { stream: nats.stream, subjects: `${nats.subjectPrefix}.>`, duplicateWindowMs: nats.duplicateWindowMs, metrics: metricsServer?.url ?? 'off' },
+      'outbox dispatcher started',
+    );
     await dispatcher.run(stop.signal);
     logger.info('outbox dispatcher stopped');
   } finally {
     await nc.drain().catch(() => undefined);
+    await metricsServer?.close();
     await db.end();
   }
 }

@@ -12,6 +12,7 @@ import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { orderEventSchema } from '../messaging/order-event.js';
+import type { ReceiptsMetrics } from '../telemetry/messaging-metrics.js';
 import { applyOrderEvent, type ApplyOutcome } from './receipts.js';
 
 export interface ReceiptsConsumerConfig {
@@ -27,6 +28,8 @@ export interface ReceiptsConsumerDeps extends ReceiptsConsumerConfig {
   logger: Logger;
   /** How long a message the database could not take waits before redelivery. Default 2 s. */
   retryDelayMs?: number;
+  /** Told each handled message's outcome; absent = not measured. */
+  metrics?: Pick<ReceiptsMetrics, 'recordMessage'>;
 }
 
 /** What happened to one message: applied, dropped as seen before, refused as malformed, or left for redelivery. */
@@ -72,6 +75,12 @@ export function createReceiptsConsumer(deps: ReceiptsConsumerDeps): ReceiptsCons
   const retryDelayMs = deps.retryDelayMs ?? 2_000;
 
   async function handle(msg: JsMsg): Promise<HandleOutcome> {
+    const outcome = await handleMessage(msg);
+    deps.metrics?.recordMessage(outcome, msg.subject.slice(deps.subjectPrefix.length + 1), msg.info.deliveryCount);
+    return outcome;
+  }
+
+  async function handleMessage(msg: JsMsg): Promise<HandleOutcome> {
     const messageId = msg.headers?.get(PubHeaders.MsgIdHdr) ?? '';
     const context = { subject: msg.subject, streamSeq: msg.seq, messageId, deliveryCount: msg.info.deliveryCount };
     if (messageId === '') {

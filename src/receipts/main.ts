@@ -1,11 +1,13 @@
 import { pino } from 'pino';
 import { z } from 'zod';
 import { ConfigError } from '../config/config-error.js';
-import { loadAll, loadDatabaseSettings } from '../config/settings.js';
+import { loadAll, loadDatabaseSettings, loadMetricsListenerSettings } from '../config/settings.js';
 import { createPool } from '../db/pool.js';
 import { connectNats } from '../messaging/nats-connection.js';
 import { loadNatsSettings } from '../messaging/nats-settings.js';
 import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
+import { createReceiptsMetrics } from '../telemetry/messaging-metrics.js';
+import { startMetricsServer } from '../telemetry/metrics-server.js';
 import { createReceiptsConsumer, ensureReceiptsConsumer } from './consumer.js';
 
 // The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
@@ -24,27 +26,36 @@ function loadReceiptsSettings(env: Record<string, string | undefined> = process.
 
 /** `npm run receipts`: applies order events to the receipts table, once each, until SIGINT or SIGTERM. */
 async function main(): Promise<void> {
-  const settings = loadAll({ database: loadDatabaseSettings, nats: loadNatsSettings, receipts: loadReceiptsSettings });
+  const settings = loadAll({
+    database: loadDatabaseSettings,
+    nats: loadNatsSettings,
+    receipts: loadReceiptsSettings,
+    metrics: () => loadMetricsListenerSettings('METRICS_PORT', 9467),
+  });
   const { nats } = settings;
 
   logger.info({ nats: nats.url }, 'connecting to NATS');
   const nc = await connectNats({ url: nats.url, name: 'receipts', waitOnFirstConnect: true });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-receipts' });
+  const metrics = createReceiptsMetrics();
+  const metricsServer =
+    settings.metrics.port === null ? null : await startMetricsServer(metrics.registry, { port: settings.metrics.port, host: settings.metrics.host });
   try {
     // The stream may not exist yet if the dispatcher has never run: either side creates it.
     await ensureOrderEventsStream(nc, nats);
     const config = { stream: nats.stream, durable: settings.receipts.durable, subjectPrefix: nats.subjectPrefix };
     await ensureReceiptsConsumer(nc, config);
-    const consumer = createReceiptsConsumer({ ...config, db, nc, logger });
+    const consumer = createReceiptsConsumer({ ...config, db, nc, logger, metrics });
     const stop = new AbortController();
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => {
       stop.abort();
     });
-    logger.info(config, 'receipts consumer started');
+    logger.info({ ...config, metrics: metricsServer?.url ?? 'off' }, 'receipts consumer started');
     await consumer.run(stop.signal);
     logger.info('receipts consumer stopped');
   } finally {
     await nc.drain().catch(() => undefined);
+    await metricsServer?.close();
     await db.end();
   }
 }

@@ -7,7 +7,7 @@ import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client
  * outcomes: never a tenant, a key, an order ID or anything about the customer.
  */
 export const apiMetricsRegistry = new Registry();
-collectDefaultMetrics({ register: apiMetricsRegistry, prefix: 'order_payments_api_process_' });
+collectDefaultMetrics({ register: apiMetricsRegistry, prefix: 'order_payments_api_' });
 
 const httpRequests = new Counter({
   name: 'order_payments_api_http_requests_total',

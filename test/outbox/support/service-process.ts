@@ -30,7 +30,8 @@ export async function stopServiceProcesses(): Promise<void> {
 export function startServiceProcess(entry: string, env: Record<string, string>): ServiceProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    // No metrics listener unless the test names a port: files run side by side.
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
