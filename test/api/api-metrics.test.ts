@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { findFreePort } from '../../src/stack/ports.js';
+import { startServiceProcess, stopServiceProcesses } from '../outbox/support/service-process.js';
 import { apiMetricsRegistry } from '../../src/telemetry/api-metrics.js';
 import { startMetricsServer, type MetricsServer } from '../../src/telemetry/metrics-server.js';
 import { sampleSum, scrape } from '../support/prometheus-text.js';
@@ -28,6 +30,7 @@ beforeAll(async () => {
   metricsServer = await startMetricsServer(apiMetricsRegistry, { port: 0 });
 });
 afterAll(async () => {
+  await stopServiceProcesses();
   await metricsServer.close();
   await failingHandoffs.close();
   await webhooks.close();
@@ -98,4 +101,28 @@ describe('API metrics, served apart from the public port', () => {
       expect(delta('order_payments_api_webhook_handoffs_total', { outcome: 'signalled' })).toBe(0);
     }, { timeout: 10_000, interval: 100 });
   });
+
+  it('npm run api serves /metrics on API_METRICS_PORT and not on API_PORT', async () => {
+    const [apiPort, metricsPort] = [await findFreePort(), await findFreePort()];
+    const service = startServiceProcess('src/api/main.ts', {
+      DATABASE_URL: harness.db.url,
+      STRIPE_WEBHOOK_SECRET: 'whsec_api_metrics_suite',
+      TEMPORAL_ADDRESS: harness.temporalAddress,
+      TEMPORAL_NAMESPACE: 'default',
+      API_PORT: String(apiPort),
+      API_METRICS_PORT: String(metricsPort),
+      API_RATE_LIMIT_PER_MINUTE: '0',
+    });
+    const publicUrl = `http://127.0.0.1:${apiPort}`;
+    await vi.waitFor(async () => {
+      expect((await fetch(`${publicUrl}/healthz`)).status).toBe(200);
+    }, { timeout: 60_000, interval: 200 });
+    expect((await fetch(`${publicUrl}/metrics`)).status).toBe(404);
+    const text = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+    expect(sampleSum(text, 'order_payments_api_http_requests_total', { method: 'GET', route: '/healthz', status_code: '200' })).toBeGreaterThanOrEqual(1);
+    expect(sampleSum(text, 'order_payments_api_http_requests_total', { method: 'GET', route: 'unmatched', status_code: '404' })).toBe(1);
+    expect(text).toContain('order_payments_api_process_cpu_seconds_total');
+    const exit = await service.stop();
+    expect(exit, service.output()).toEqual({ code: 0, signal: null });
+  }, 90_000);
 });
