@@ -1,9 +1,12 @@
+import { Client, Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { exitWhenDone } from '../config/cli-exit.js';
-import { loadAll, loadDatabaseSettings, loadStripeSettings } from '../config/settings.js';
+import { loadAll, loadDatabaseSettings, loadStripeSettings, loadTemporalSettings } from '../config/settings.js';
 import { createPool } from '../db/pool.js';
 import { orderInputSchema } from '../domain/order-input.js';
+import { lastReconciliationReport, reconciliationScheduleId } from '../retention/schedules.js';
 import { createStripeClient } from '../stripe/client.js';
+import { loadTemporalConnectConfig } from '../temporal/connection-config.js';
 import { checkInvariants } from './invariant-checker.js';
 import { formatSummary, summarize } from './summary.js';
 
@@ -24,11 +27,17 @@ const program = new Command('reconcile')
   )
   .option('--order-id <id>', 'check only this order; repeat for more', collectOrderId, [])
   .option('--json', 'print one JSON object instead of text', false)
+  .option(
+    '--last',
+    "print the last report of the scheduled daily reconciliation instead of checking now (reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE; exit 3 if it has none yet)",
+    false,
+  )
   .exitOverride((error) => process.exit(error.exitCode === 0 ? Exit.clean : Exit.badConfig))
   .configureOutput({ writeErr: (text) => process.stderr.write(`reconcile: ${text}`) });
 
 async function main(): Promise<number> {
-  const flags = program.parse().opts<{ orderId: string[]; json: boolean }>();
+  const flags = program.parse().opts<{ orderId: string[]; json: boolean; last: boolean }>();
+  if (flags.last) return printLastScheduledReport(flags.json);
   const settings = loadAll({ database: loadDatabaseSettings, stripe: loadStripeSettings });
   const db = createPool({ connectionString: settings.database.url, max: 4, applicationName: 'order-payments-reconcile' });
   // Reads only, so the SDK may retry them itself.
@@ -40,6 +49,21 @@ async function main(): Promise<number> {
     return summary.ok ? Exit.clean : Exit.violations;
   } finally {
     await db.end();
+  }
+}
+
+/** The report the daily reconciliation's schedule (src/retention/schedules.ts) last produced. */
+async function printLastScheduledReport(json: boolean): Promise<number> {
+  const settings = loadAll({ temporal: loadTemporalSettings, connect: loadTemporalConnectConfig });
+  const connection = await Connection.connect(settings.connect.connectionOptions);
+  try {
+    const client = new Client({ connection, namespace: settings.connect.namespace });
+    const report = await lastReconciliationReport(client, settings.temporal.taskQueue);
+    if (!report) throw new Error(`the schedule ${reconciliationScheduleId(settings.temporal.taskQueue)} has no finished report yet`);
+    console.log(json ? JSON.stringify(report) : `${formatSummary({ ...report, orders: [] })}\n(the scheduled run's report; ${report.violationCount} violation(s) in all)`);
+    return report.ok ? Exit.clean : Exit.violations;
+  } finally {
+    await connection.close();
   }
 }
 

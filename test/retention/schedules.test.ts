@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReapReport } from '../../src/retention/reaper.js';
 import { lastReconciliationReport, reaperScheduleId, reconciliationScheduleId } from '../../src/retention/schedules.js';
 import { DEFAULT_RETENTION } from '../../src/retention/settings.js';
+import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
 
@@ -71,5 +72,14 @@ describe('the scheduled jobs', () => {
     await triggerAndWait(reconciliationScheduleId(harness.taskQueue));
     const report = await lastReconciliationReport(harness.client, harness.taskQueue);
     expect(report).toMatchObject({ ok: true, ordersChecked: 1, ordersByStatus: { completed: 1 }, violations: [], violationCount: 0 });
+
+    // The operator's way to the same report.
+    const env = { TEMPORAL_ADDRESS: harness.temporalAddress, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: harness.taskQueue };
+    const last = await runCli('src/reconcile/cli.ts', ['--last', '--json'], env);
+    expect(last).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(last.stdout)).toEqual(report);
+    const none = await runCli('src/reconcile/cli.ts', ['--last'], { ...env, TEMPORAL_TASK_QUEUE: 'no-such-queue' });
+    expect(none.code).toBe(3);
+    expect(none.stderr.trim()).toMatch(/^reconcile: the check could not run: .+$/);
   });
 });
