@@ -2,12 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createApiKey } from '../../src/api/auth/api-keys.js';
+import { findFreePort } from '../../src/stack/ports.js';
 import { loadRateLimitSettings, type RateLimitSettings } from '../../src/api/rate-limit.js';
 import { ConfigError } from '../../src/config/config-error.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { startOrdersApi, type OrdersApi } from './support.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The Redis on this machine (REDIS_URL to use another). */
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -165,6 +171,48 @@ describe('rate-limit settings', () => {
     expect(bad).toThrow(/REDIS_URL: must be a Redis URL such as redis:\/\/127.0.0.1:6379/);
     expect(() => loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(/must be 0 \(off\) or more/);
     expect(() => loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: '1.5' })).toThrow(/whole number/);
+  });
+
+  it('two `npm run api` processes share one tenant’s limit through Redis: 3 requests on each, the 6th is 429', async () => {
+    const busy = tenant('procs');
+    const apiKey = (await createApiKey(h.db.pool, busy)).key;
+    const ports = [await findFreePort(), await findFreePort()];
+    const processes = ports.map((port) =>
+      execa(process.execPath, ['--import', 'tsx', 'src/api/main.ts'], {
+        cwd: ROOT,
+        reject: false,
+        env: {
+          API_PORT: String(port),
+          API_METRICS_PORT: '0',
+          API_RATE_LIMIT_PER_MINUTE: '5',
+          REDIS_URL,
+          DATABASE_URL: h.db.url,
+          TEMPORAL_ADDRESS: h.temporalAddress,
+          TEMPORAL_TASK_QUEUE: h.taskQueue,
+          STRIPE_WEBHOOK_SECRET: 'whsec_rate_limit_suite',
+          LOG_LEVEL: 'warn',
+        },
+      }),
+    );
+    try {
+      for (const port of ports) {
+        await vi.waitFor(async () => { expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200); }, { timeout: 30_000, interval: 200 });
+      }
+      const statuses: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const port = ports[i % 2] ?? 0;
+        const response = await fetch(`http://127.0.0.1:${port}/v1/orders/ord_none`, { headers: { authorization: `Bearer ${apiKey}` } });
+        statuses.push(response.status);
+        if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
+    } finally {
+      for (const child of processes) child.kill('SIGTERM');
+      await Promise.all(processes);
+      // The processes count under the plugin's default prefix: leave nothing behind.
+      const counters = await redis.keys(`*${busy}*`);
+      if (counters.length > 0) await redis.del(...counters);
+    }
   });
 
   it('npm run api exits 2 on a bad value before anything starts, with one line per problem', async () => {
