@@ -33,6 +33,12 @@ export function measuredHttpClient(inner: HttpClient = Stripe.createNodeHttpClie
 /** `POST /v1/payment_intents/pi_123/capture?x=1` → `POST /v1/payment_intents/{id}/capture`: no IDs in labels. */
 export function endpointOf(method: string, path: string): string {
   const [pathname = ''] = path.split('?');
-  const segments = pathname.split('/').map((segment, index) => (index <= 1 || /^[a-z_]+$/.test(segment) ? segment : '{id}'));
+  // Stripe's paths are /v1/<collection>/<id>/<action>: the third segment is an object's ID (but
+  // /search), and so is any other segment that is not a lowercase word.
+  const segments = pathname.split('/').map((segment, index) => {
+    if (index <= 1) return segment;
+    const isId = index === 3 ? segment !== 'search' : !/^[a-z_]+$/.test(segment);
+    return isId ? '{id}' : segment;
+  });
   return `${method.toUpperCase()} ${segments.join('/')}`;
 }
