@@ -45,7 +45,7 @@ describe('bad input gets a clear 4xx and starts nothing', () => {
     expect(await counts()).toEqual(before);
   });
 
-  it('refuses a missing, empty or oversized Idempotency-Key with 400 explaining the contract', async () => {
+  it('refuses a missing, empty, oversized or non-ASCII Idempotency-Key with 400 explaining the contract', async () => {
     const before = await counts();
     const body = await api.orderBody();
     const missing = await api.post({ apiKey, body });
@@ -57,6 +57,13 @@ describe('bad input gets a clear 4xx and starts nothing', () => {
       expect(response.body.message).toContain('1 to 255');
     }
     expect(oversized.body.message).toContain('256 characters');
+    // Non-ASCII and spaces: keys are compared byte for byte, so only visible ASCII is accepted.
+    for (const bad of ['clé-1', 'two words', 'tab\there']) {
+      const refused = await api.post({ apiKey, idempotencyKey: bad, body });
+      expect(refused.status, bad).toBe(400);
+      expect(refused.body.error).toBe('invalid_idempotency_key');
+      expect(refused.body.message).toContain('spaces or non-ASCII characters');
+    }
     expect(await counts()).toEqual(before);
     // The boundary itself is accepted (validated, then refused for its body here).
     const longest = await api.post({ apiKey, idempotencyKey: 'k'.repeat(255), body: {} });
