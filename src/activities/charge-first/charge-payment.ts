@@ -86,9 +86,16 @@ export function createChargePayment(deps: ActivityDeps) {
     // transaction: the claim is idempotent for this key and the registration is an upsert, so a
     // crash between them leaves nothing the retry does not finish, and each round trip saved
     // is one every order pays.
-    await claimCharge(deps.db, order.orderId, key);
+    const { claimedBefore } = await claimCharge(deps.db, order.orderId, key);
     const record = await registerKey<StoredCharge>(deps.db, { scope: SCOPE, key, requestHash: hash, retentionMs: keyRetentionMs });
     if (record.state !== 'pending') return answerFromRecord(record, key, recheckAfterMs);
+    // The order's charge was claimed for this key before, yet the key's record is new: the reaper
+    // deleted it (a reset long after the order), or an attempt stopped between the statements
+    // above. Stripe has forgotten a reaped key, so ask it first; a charge it holds is adopted.
+    if (claimedBefore && record.attempts === 1) {
+      const existing = await findSucceededPaymentIntent(deps.stripe, order.orderId);
+      if (existing) return recordCharge(deps, order.orderId, key, existing);
+    }
 
     const pendingForMs = Date.now() - record.createdAt.getTime();
     if (record.attempts > 1 && pendingForMs >= stripeKeyRetentionMs) {
