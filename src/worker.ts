@@ -19,6 +19,7 @@ import { DEFAULT_BUNDLE_PATH } from './temporal/bundle-workflows.js';
 import { loadTemporalConnectConfig } from './temporal/connection-config.js';
 import { createOrderWorker } from './temporal/order-worker.js';
 import { workerTelemetryOptions } from './telemetry/worker-telemetry.js';
+import { startFailureLine } from './tools/bootstrap-error.js';
 
 const logger = createLogger('worker');
 
@@ -99,6 +100,8 @@ main().catch((error: unknown) => {
     console.error(`worker: ${error.message}`);
     process.exit(2);
   }
-  logger.fatal({ err: error }, 'worker failed');
+  // One line a person can act on; the structured log keeps the details for the log pipeline.
+  logger.debug({ err: error }, 'worker failed');
+  console.error(`worker: ${startFailureLine(error)}`);
   process.exit(1);
 });

@@ -20,6 +20,7 @@ import { temporalSignaller } from '../webhooks/workflow-handoff.js';
 import { API_KEY_PREFIX_PATTERN, createApiKey, InvalidTenantIdError, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from './auth/api-keys.js';
 import { loadRateLimitSettings } from './rate-limit.js';
 import { buildApiServer } from './server.js';
+import { startFailureLine } from '../tools/bootstrap-error.js';
 
 const logger = createLogger('api');
 
@@ -172,7 +173,9 @@ function fail(error: unknown): never {
     console.error(`api: ${error.message}`);
     process.exit(API_KEY_PREFIX_PATTERN.test(error.prefix) ? 3 : 2);
   }
-  logger.fatal({ err: error }, 'api failed');
+  // One line a person can act on; the structured log keeps the details for the log pipeline.
+  logger.debug({ err: error }, 'api failed');
+  console.error(`api: ${startFailureLine(error)}`);
   process.exit(1);
 }
 

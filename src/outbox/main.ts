@@ -10,6 +10,7 @@ import { createOutboxMetrics } from '../telemetry/messaging-metrics.js';
 import { startMetricsServer } from '../telemetry/metrics-server.js';
 import { createOutboxDispatcher } from './dispatcher.js';
 import { loadOutboxSettings } from './outbox-settings.js';
+import { startFailureLine } from '../tools/bootstrap-error.js';
 
 // The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
 const logger = pino({ name: 'outbox-dispatcher', level: process.env.LOG_LEVEL ?? 'info' });
@@ -64,6 +65,8 @@ main().catch((error: unknown) => {
     console.error(`outbox-dispatcher: ${error.message}`);
     process.exit(2);
   }
-  logger.fatal({ err: error }, 'outbox dispatcher failed');
+  // One line a person can act on; the structured log keeps the details for the log pipeline.
+  logger.debug({ err: error }, 'outbox dispatcher failed');
+  console.error(`outbox-dispatcher: ${startFailureLine(error)}`);
   process.exit(1);
 });

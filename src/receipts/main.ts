@@ -9,6 +9,7 @@ import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
 import { createReceiptsMetrics } from '../telemetry/messaging-metrics.js';
 import { startMetricsServer } from '../telemetry/metrics-server.js';
 import { createReceiptsConsumer, ensureReceiptsConsumer } from './consumer.js';
+import { startFailureLine } from '../tools/bootstrap-error.js';
 
 // The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
 const logger = pino({ name: 'receipts', level: process.env.LOG_LEVEL ?? 'info' });
@@ -65,6 +66,8 @@ main().catch((error: unknown) => {
     console.error(`receipts: ${error.message}`);
     process.exit(2);
   }
-  logger.fatal({ err: error }, 'receipts consumer failed');
+  // One line a person can act on; the structured log keeps the details for the log pipeline.
+  logger.debug({ err: error }, 'receipts consumer failed');
+  console.error(`receipts: ${startFailureLine(error)}`);
   process.exit(1);
 });

@@ -13,3 +13,20 @@ export function oneLine(error: unknown, env: NodeJS.ProcessEnv = process.env): s
   const message = error instanceof Error ? error.message : String(error);
   return message.split('\n').map((line) => line.trim()).filter(Boolean).join('; ');
 }
+
+/**
+ * The one line a long-running entry point (worker, api, outbox dispatcher, receipts consumer)
+ * prints when it cannot start or stops on a failure: what was unreachable and what to do, rather
+ * than a driver's stack trace. Exit code 1 goes with it (2 is for configuration).
+ */
+export function startFailureLine(error: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  const line = oneLine(error, env);
+  if (env.DEBUG === '1') return line;
+  const brief = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+  if (/tcp connect error|Failed to connect before the deadline|No connection established/i.test(line)) {
+    return `cannot reach Temporal at ${env.TEMPORAL_ADDRESS ?? 'localhost:7233'}: start it (npm run stack) or set TEMPORAL_ADDRESS (${brief})`;
+  }
+  const refused = /ECONNREFUSED ([\w.:[\]-]+)/.exec(line);
+  if (refused) return `cannot connect to ${refused[1] ?? 'a server'}: is PostgreSQL (DATABASE_URL) or NATS (NATS_URL) running there? (${brief})`;
+  return brief;
+}

@@ -11,7 +11,7 @@
  *
  * What cannot be found or started is a BootstrapError of one line; entry points exit 2 on it.
  */
-export { BootstrapError, oneLine } from './bootstrap-error.js';
+export { BootstrapError, oneLine, startFailureLine } from './bootstrap-error.js';
 export { ensureChromium, CHROMIUM_INSTALL_LINE } from './chromium.js';
 export { findNats, type NatsBroker } from './nats.js';
 export { ensureNatsServer, ensureTemporalCli } from './pinned-tools.js';
