@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_CONTRACT } from '../../api-idempotency/idempotency-key-header.js';
+import { STRIPE_CURRENCIES } from '../../domain/currencies.js';
 import { MAX_AMOUNT_MINOR, orderInputSchema } from '../../domain/order-input.js';
 
 /**
@@ -8,7 +9,18 @@ import { MAX_AMOUNT_MINOR, orderInputSchema } from '../../domain/order-input.js'
  */
 
 /** The request body: the order input without its ID, which the server assigns; unknown fields are refused. */
-export const orderRequestSchema = orderInputSchema.omit({ orderId: true }).strict().meta({ id: 'OrderRequest' });
+export const orderRequestSchema = orderInputSchema
+  .omit({ orderId: true })
+  .extend({
+    // The same check, documented as the list it checks against (any letter case is accepted).
+    currency: orderInputSchema.shape.currency.meta({
+      description: 'A three-letter ISO 4217 code that Stripe supports, in any letter case',
+      enum: [...STRIPE_CURRENCIES].sort(),
+      example: 'usd',
+    }),
+  })
+  .strict()
+  .meta({ id: 'OrderRequest' });
 
 /** A refund request: omit `amount` to refund the whole order. */
 export const refundRequestSchema = z
