@@ -18,6 +18,7 @@ import { createStripeClient } from './stripe/client.js';
 import { DEFAULT_BUNDLE_PATH } from './temporal/bundle-workflows.js';
 import { loadTemporalConnectConfig } from './temporal/connection-config.js';
 import { createOrderWorker } from './temporal/order-worker.js';
+import { startTracing } from './telemetry/tracing.js';
 import { workerTelemetryOptions } from './telemetry/worker-telemetry.js';
 import { startFailureLine } from './tools/bootstrap-error.js';
 
@@ -53,6 +54,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
+  const tracing = startTracing('order-payments-worker');
 
   const connection = await NativeConnection.connect(settings.connect.connectionOptions);
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-worker' });
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
       taskQueue: settings.temporal.taskQueue,
       deps: { db, stripe, ...settings.settlement, keyRetentionMs: settings.retention.activityKeyMs },
       workflowBundlePath: bundlePath,
+      tracing: tracing !== null,
     });
     // The scheduled jobs (reaper, daily reconciliation) run on this worker; see schedules.ts for
     // why the worker, not a separate command, creates them. Payments matter more than retention:
@@ -84,6 +88,7 @@ async function main(): Promise<void> {
         stripe: settings.stripe.apiBase ?? 'Stripe test mode',
         workflows: bundlePath ?? 'bundled from source',
         metrics: settings.metrics.port === null ? 'off' : `http://127.0.0.1:${settings.metrics.port}/metrics`,
+        traces: tracing ? 'on' : 'off',
       },
       'worker started',
     );
@@ -92,6 +97,7 @@ async function main(): Promise<void> {
   } finally {
     await db.end();
     await connection.close();
+    await tracing?.shutdown();
   }
 }
 

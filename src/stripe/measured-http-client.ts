@@ -1,5 +1,9 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import Stripe from 'stripe';
 import { activityMetricMeter, countReplay, recordStripeRequest } from '../telemetry/activity-metrics.js';
+import { TraceAttribute } from '../telemetry/tracing.js';
+
+const tracer = trace.getTracer('order-payments-stripe');
 
 type HttpClient = ReturnType<typeof Stripe.createNodeHttpClient>;
 
@@ -16,16 +20,39 @@ export function measuredHttpClient(inner: HttpClient = Stripe.createNodeHttpClie
     const endpoint = endpointOf(method, path);
     const started = performance.now();
     const seconds = () => (performance.now() - started) / 1000;
-    try {
-      const response = await inner.makeRequest(host, port, path, method, headers, requestData, protocol, timeout);
-      const status = response.getStatusCode();
-      recordStripeRequest(meter, endpoint, `${Math.floor(status / 100)}xx`, seconds());
-      if (String(response.getHeaders()['idempotent-replayed']) === 'true') countReplay('stripe', meter);
-      return response;
-    } catch (error) {
-      recordStripeRequest(meter, endpoint, 'error', seconds());
-      throw error;
-    }
+    // A client span per request (a no-op without a tracer provider): the route, never the IDs,
+    // and the Idempotency-Key the request carries, which is the activity's.
+    const idempotencyKey = headers['Idempotency-Key'] ?? headers['idempotency-key'];
+    return tracer.startActiveSpan(
+      `Stripe ${endpoint}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': method.toUpperCase(),
+          'url.template': endpoint.slice(endpoint.indexOf(' ') + 1),
+          'server.address': host,
+          ...(typeof idempotencyKey === 'string' && { [TraceAttribute.idempotencyKey]: idempotencyKey }),
+        },
+      },
+      async (span) => {
+        try {
+          const response = await inner.makeRequest(host, port, path, method, headers, requestData, protocol, timeout);
+          const status = response.getStatusCode();
+          recordStripeRequest(meter, endpoint, `${Math.floor(status / 100)}xx`, seconds());
+          const replayed = String(response.getHeaders()['idempotent-replayed']) === 'true';
+          if (replayed) countReplay('stripe', meter);
+          span.setAttributes({ 'http.response.status_code': status, 'stripe.idempotent_replayed': replayed });
+          if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR, message: `HTTP ${status}` });
+          return response;
+        } catch (error) {
+          recordStripeRequest(meter, endpoint, 'error', seconds());
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
   };
   return measured;
 }

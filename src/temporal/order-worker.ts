@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { activityTracing } from '../telemetry/activity-tracing.js';
 import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
 
 /** Workflow source, for development workers; production loads the prebundled file. */
@@ -44,6 +45,8 @@ export interface OrderWorkerOptions {
    * longer than the Stripe timeout, so a charge in flight ends with its outcome recorded.
    */
   shutdownGraceTimeMs?: number;
+  /** A span per activity attempt, for the tracer provider startTracing registered. Default off. */
+  tracing?: boolean;
 }
 
 /** The worker that runs the saga and its activities: one shape for the process and the tests. */
@@ -56,7 +59,7 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOADED_WORKFLOW_MODULES } }),
     activities: createActivities(options.deps),
-    interceptors: { activity: [heartbeatWhileRunning] },
+    interceptors: { activity: [...(options.tracing ? activityTracing : []), heartbeatWhileRunning] },
     ...ORDER_WORKER_TUNING,
     ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
       maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions,
