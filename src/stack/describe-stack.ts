@@ -3,6 +3,8 @@ import type { StackState } from './stack-state.js';
 
 export interface StackDetails {
   postgresDataDir: string | null;
+  /** The worker's local trace store (TRACE_FILE), when the stack set one. */
+  traces?: string;
   logs: Record<string, string | null>;
 }
 
@@ -45,6 +47,10 @@ export function describeStack(state: StackState, details?: StackDetails, options
     `  NATS JetStream    ${state.natsUrl}  (${NATS_NOTES[state.nats]}; stream ${state.outboxStream}, subjects ${state.outboxSubjectPrefix}.>)`,
     `  Message services  outbox dispatcher (pid ${state.services.outboxDispatcher}), receipts consumer (pid ${state.services.receipts})`,
   ];
+  lines.push(
+    '  Metrics           worker http://127.0.0.1:9464/metrics, API http://127.0.0.1:9465/metrics, outbox dispatcher http://127.0.0.1:9466/metrics, receipts http://127.0.0.1:9467/metrics',
+  );
+  if (details?.traces) lines.push(`  Traces            ${details.traces}  (one order's tree: npm run trace -- --order-id ID --file ${details.traces})`);
   if (details) {
     lines.push(
       `  Logs              ${Object.values(details.logs).filter((file) => file !== null).join(', ')}`,

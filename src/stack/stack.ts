@@ -25,6 +25,8 @@ export interface RunningStack {
   /** The worker's and the starter's configuration for this stack. */
   env: Record<string, string>;
   postgresDataDir: string | null;
+  /** The worker's local trace store (`npm run trace -- --order-id ID --file <it>`). */
+  traces: string;
   /** Log file by part; null for a part the stack did not start itself. */
   logs: Record<string, string | null>;
   /** Settles when a part of the stack ends by itself, saying which and how. */
@@ -117,7 +119,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       STRIPE_API_BASE: emulator.url,
     };
     options.say('starting the worker (it bundles the workflow code first)');
-    const worker = await startWorkerProcess({ env, logFile: files.workerLog, say: options.say });
+    const worker = await startWorkerProcess({ env: { ...env, TRACE_FILE: files.traces }, logFile: files.workerLog, say: options.say });
     started.push({ name: 'the worker', stop: () => worker.stop() });
 
     const nats = await startNats({
@@ -197,6 +199,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       state,
       env,
       postgresDataDir: postgres.dataDir,
+      traces: files.traces,
       logs: {
         temporal: files.temporalLog,
         worker: files.workerLog,
