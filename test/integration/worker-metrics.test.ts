@@ -18,7 +18,8 @@ beforeAll(async () => {
   harness = await startSagaHarness({ worker: false });
   const port = await findFreePort();
   metricsUrl = `http://127.0.0.1:${port}/metrics`;
-  worker = await startWorkerProcess(harness, { env: { WORKER_METRICS_PORT: String(port) } });
+  // A short recheck: no webhook reaches this worker's orders, so an asynchronous payment is settled by asking Stripe.
+  worker = await startWorkerProcess(harness, { env: { WORKER_METRICS_PORT: String(port), SETTLEMENT_RECHECK_MS: '1000' } });
 });
 afterAll(async () => {
   await stopWorkerProcesses();
@@ -90,6 +91,24 @@ describe('the worker serves Prometheus metrics on 127.0.0.1:WORKER_METRICS_PORT/
       expect(sampleSum(after, `${SagaMetric.stripeRequestDuration}_count`, { endpoint: 'POST /v1/payment_intents/{id}/capture', outcome: '5xx' })).toBeGreaterThanOrEqual(2);
     }, { timeout: 10_000, interval: 200 });
     await harness.expectInvariants(orderIds);
+  });
+
+  it('an asynchronous payment whose webhook never came: the wait ended by the recheck, and how long it took to settle', async () => {
+    harness.emulator.setAsyncSettleDelay(300);
+    const order = await harness.newOrder({ paymentMethod: 'pm_card_async_success' });
+    orderIds.push(order.orderId);
+    const started = await harness.start(order);
+    expect((await started.handle.result()).status).toBe('completed');
+
+    await vi.waitFor(async () => {
+      const after = await metrics();
+      expect(sampleSum(after, SagaMetric.settlementWaits, { ended_by: 'recheck' })).toBeGreaterThanOrEqual(1);
+      expect(sampleSum(after, SagaMetric.settlementWaits, { ended_by: 'webhook' })).toBe(0);
+      expect(sampleSum(after, `${SagaMetric.settlementDuration}_count`, { trigger: 'recheck' })).toBe(1);
+      // Settled after at least one recheck interval.
+      expect(sampleSum(after, `${SagaMetric.settlementDuration}_sum`, { trigger: 'recheck' })).toBeGreaterThanOrEqual(1);
+      expect(sampleSum(after, SagaMetric.orders, { outcome: 'completed' })).toBe(3);
+    }, { timeout: 10_000, interval: 200 });
   });
 
   it('no metric carries an order ID, a customer, a payment method or an email', async () => {
