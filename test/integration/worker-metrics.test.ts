@@ -93,6 +93,29 @@ describe('the worker serves Prometheus metrics on 127.0.0.1:WORKER_METRICS_PORT/
     await harness.expectInvariants(orderIds);
   });
 
+  it('an order cancelled while Stripe captures: the capture lands and is refunded, counted as one refund', async () => {
+    const order = await harness.newOrder();
+    orderIds.push(order.orderId);
+    harness.emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: order.orderId, latencyMs: 3_000 });
+    const before = harness.emulator.counters().faults.latency;
+    const started = await harness.start(order);
+    await vi.waitFor(() => {
+      expect(harness.emulator.counters().faults.latency - before).toBe(1);
+    }, { timeout: 30_000, interval: 50 });
+    await started.handle.cancel();
+    expect(await endingOf(started.handle)).toEqual({ ended: 'cancelled' });
+    expect((await stripeObjectsFor(harness.stripe, order.orderId)).refunds).toHaveLength(1);
+
+    await vi.waitFor(async () => {
+      const after = await metrics();
+      expect(sampleSum(after, SagaMetric.compensations, { kind: 'refund' })).toBe(1);
+      expect(sampleSum(after, SagaMetric.compensations, { kind: 'release' })).toBe(2);
+      // Captured, so nothing was left to void: the void step found the capture and did nothing.
+      expect(sampleSum(after, SagaMetric.compensations, { kind: 'void' })).toBe(1);
+      expect(sampleSum(after, SagaMetric.orders, { outcome: 'compensated' })).toBe(2);
+    }, { timeout: 10_000, interval: 200 });
+  });
+
   it('an asynchronous payment whose webhook never came: the wait ended by the recheck, and how long it took to settle', async () => {
     harness.emulator.setAsyncSettleDelay(300);
     const order = await harness.newOrder({ paymentMethod: 'pm_card_async_success' });
