@@ -67,7 +67,7 @@ async function main(): Promise<void> {
       taskQueue: settings.temporal.taskQueue,
       deps: { db, stripe, ...settings.settlement, keyRetentionMs: settings.retention.activityKeyMs },
       workflowBundlePath: bundlePath,
-      tracing: tracing !== null,
+      tracing,
     });
     // The scheduled jobs (reaper, daily reconciliation) run on this worker; see schedules.ts for
     // why the worker, not a separate command, creates them. Payments matter more than retention:

@@ -1,8 +1,12 @@
 import { TraceAttribute, type StoredSpan } from './tracing.js';
 
-/** The spans of one order from the local trace store: those carrying its ID, and everything under them. */
+/**
+ * The spans of one order from the local trace store: those carrying its ID, every span of their
+ * traces (the workflow's, when the worker traces it), and everything under them.
+ */
 export function spansOfOrder(spans: readonly StoredSpan[], orderId: string): StoredSpan[] {
-  const selected = new Map(spans.filter((span) => span.attributes[TraceAttribute.orderId] === orderId).map((span) => [span.spanId, span]));
+  const traces = new Set(spans.filter((span) => span.attributes[TraceAttribute.orderId] === orderId).map((span) => span.traceId));
+  const selected = new Map(spans.filter((span) => traces.has(span.traceId)).map((span) => [span.spanId, span]));
   let grew = true;
   while (grew) {
     grew = false;

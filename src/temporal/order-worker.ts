@@ -1,8 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
+import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { activityTracing } from '../telemetry/activity-tracing.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
+
+/** The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts), for tracing workers bundling from source. */
+const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL('../workflows/otel-interceptors.ts', import.meta.url));
 
 /** Workflow source, for development workers; production loads the prebundled file. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -45,8 +50,12 @@ export interface OrderWorkerOptions {
    * longer than the Stripe timeout, so a charge in flight ends with its outcome recorded.
    */
   shutdownGraceTimeMs?: number;
-  /** A span per activity attempt, for the tracer provider startTracing registered. Default off. */
-  tracing?: boolean;
+  /**
+   * Traces, from startTracing: a span per activity attempt; and, when the workflows are bundled
+   * from source (no workflowBundlePath), the workflow's own spans, so one trace follows the run.
+   * Default off.
+   */
+  tracing?: Tracing | null;
 }
 
 /** The worker that runs the saga and its activities: one shape for the process and the tests. */
@@ -59,7 +68,11 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: PRELOADED_WORKFLOW_MODULES } }),
     activities: createActivities(options.deps),
-    interceptors: { activity: [...(options.tracing ? activityTracing : []), heartbeatWhileRunning] },
+    interceptors: {
+      activity: [...(options.tracing ? activityTracing : []), heartbeatWhileRunning],
+      ...(options.tracing && !options.workflowBundlePath && { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
+    },
+    ...(options.tracing && !options.workflowBundlePath && { sinks: { exporter: makeWorkflowExporter(options.tracing.spanProcessor, options.tracing.resource) } }),
     ...ORDER_WORKER_TUNING,
     ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
       maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions,

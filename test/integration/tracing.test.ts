@@ -95,4 +95,35 @@ describe('worker traces', () => {
     const unknown = await runCli('src/telemetry/trace-cli.ts', ['--order-id', 'no-such-order', '--file', traceFile], {});
     expect(unknown.code).toBe(1);
   });
+
+  it('a worker bundling its workflows from source traces the workflow too: the whole run is one trace, each activity under the workflow span that started it', async () => {
+    const traceFile = path.join(dir, 'traces-from-source.jsonl');
+    const worker = await startWorkerProcess(harness, { env: { TRACE_FILE: traceFile, WORKFLOW_BUNDLE_PATH: '' } });
+    const order = await harness.newOrder();
+    const started = await harness.start(order);
+    expect((await started.handle.result()).status).toBe('completed');
+    expect(await worker.stop()).toEqual({ code: 0, signal: null });
+
+    const spans = (await readFile(traceFile, 'utf8'))
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as StoredSpan);
+    const activities = spans.filter((span) => span.attributes[TraceAttribute.orderId] === order.orderId);
+    expect(activities).toHaveLength(5);
+    const traceIds = new Set(activities.map((span) => span.traceId));
+    expect(traceIds.size).toBe(1);
+    const trace = spans.filter((span) => traceIds.has(span.traceId));
+    const byId = new Map(trace.map((span) => [span.spanId, span]));
+    expect(trace.filter((span) => span.name === 'RunWorkflow:orderPaymentSaga')).toHaveLength(1);
+    for (const activity of activities) {
+      const parent = activity.parentSpanId === null ? undefined : byId.get(activity.parentSpanId);
+      expect(parent?.name).toBe(activity.name.replace('RunActivity:', 'StartActivity:'));
+    }
+
+    const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', traceFile], {});
+    expect(printed.code, printed.stderr).toBe(0);
+    const lines = printed.stdout.trim().split('\n');
+    expect(lines[1]).toMatch(/^RunWorkflow:orderPaymentSaga /);
+    expect(lines.some((line) => /^ {4}RunActivity:capturePayment /.test(line))).toBe(true);
+  }, 240_000);
 });

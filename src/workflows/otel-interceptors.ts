@@ -1,0 +1,19 @@
+import {
+  OpenTelemetryInboundInterceptor,
+  OpenTelemetryInternalsInterceptor,
+  OpenTelemetryOutboundInterceptor,
+} from '@temporalio/interceptors-opentelemetry/lib/workflow/index.js';
+import type { WorkflowInterceptorsFactory } from '@temporalio/workflow';
+
+/**
+ * The SDK's OpenTelemetry workflow interceptors: a span for the run, each activity it starts
+ * (whose headers carry the context to the activity's own span) and each signal, query and update.
+ * Spans leave the sandbox through the `exporter` sink (makeWorkflowExporter in the worker) and
+ * are not exported while a workflow replays. Loaded only by a tracing worker that bundles from
+ * source (src/temporal/order-worker.ts); see the README's Traces section for the rollout rule.
+ */
+export const interceptors: WorkflowInterceptorsFactory = () => ({
+  inbound: [new OpenTelemetryInboundInterceptor()],
+  outbound: [new OpenTelemetryOutboundInterceptor()],
+  internals: [new OpenTelemetryInternalsInterceptor()],
+});
