@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { ActivityId } from '../domain/activity-ids.js';
 import { workflowIdForOrder, type OrderInput } from '../domain/order-input.js';
 import { setStock } from '../inventory/stock.js';
 import { checkInvariants, type Violation } from '../reconcile/invariant-checker.js';
@@ -294,7 +295,7 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
         try {
           const { workflowId, handle } = await startOrder(client, taskQueue, order);
           started.add(order.orderId);
-          if (next.cancelAfterMs !== undefined) void cancelAfterHold(handle, order, next.cancelAfterMs);
+          if (next.cancelAt !== undefined) void cancelAt(handle, order, next.cancelAt);
           waits.push(
             waitForEnding(client, workflowId).then(
               (ending) => void endings.set(order.orderId, ending),
@@ -314,17 +315,27 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
 }
 
 /**
- * Cancels an order's workflow `ms` after its hold is placed (learnt from the saga's
- * paymentOutcome update), as a customer would: so the cancel lands around the capture, and the
- * run voids a hold or refunds a capture. A cancel that finds the run over is a no-op.
+ * Cancels an order's workflow as a customer would: while its authorization is in flight (seen
+ * in the workflow's pending activities), or `ms` after its hold is placed (learnt from the saga's
+ * paymentOutcome update), so the run voids a hold or refunds a capture. A cancel that finds the
+ * run over is a no-op.
  */
-async function cancelAfterHold(handle: WorkflowHandle<typeof orderPaymentSaga>, order: OrderInput, ms: number): Promise<void> {
-  try {
-    await handle.executeUpdate(paymentOutcomeUpdate, { args: [order], updateId: 'chaos-cancel-after-hold' });
-  } catch {
-    // The run ended (or its outcome failed) before a hold: cancel anyway, which is then a no-op.
+async function cancelAt(handle: WorkflowHandle<typeof orderPaymentSaga>, order: OrderInput, when: 'authorizing' | number): Promise<void> {
+  if (when === 'authorizing') {
+    for (let polls = 0; polls < 1200; polls++) {
+      const described = await handle.describe().catch(() => null);
+      if (!described || described.status.name !== 'RUNNING') break;
+      if (described.raw.pendingActivities?.some((activity) => activity.activityId === ActivityId.authorizePayment)) break;
+      await sleep(50);
+    }
+  } else {
+    try {
+      await handle.executeUpdate(paymentOutcomeUpdate, { args: [order], updateId: 'chaos-cancel-after-hold' });
+    } catch {
+      // The run ended (or its outcome failed) before a hold: cancel anyway, which is then a no-op.
+    }
+    await sleep(when);
   }
-  await sleep(ms);
   for (let attempt = 1; attempt <= 5; attempt++) {
     try {
       await handle.cancel();

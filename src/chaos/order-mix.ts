@@ -6,8 +6,12 @@ export type OrderIntent = 'success' | 'decline' | 'scarce' | 'cancel';
 export interface ChaosOrder {
   order: OrderInput;
   intent: OrderIntent;
-  /** For `cancel`: how long after the hold is placed the run cancels the order (it lands before, during or after the capture). */
-  cancelAfterMs?: number;
+  /**
+   * For `cancel`: when the run cancels the order. `authorizing`: while Stripe places the hold (the
+   * hold that lands is voided); a number: that many ms after the hold is known (around the
+   * capture, so the capture that lands is refunded).
+   */
+  cancelAt?: 'authorizing' | number;
 }
 
 export interface OrderMix {
@@ -43,8 +47,8 @@ export function buildOrderMix(count: number, runTag: string, random: () => numbe
       intent === 'scarce' ? `chaos-scarce-${Math.floor(random() * scarceSkus)}` : `chaos-sku-${Math.floor(random() * PLENTIFUL_SKUS)}`;
     orders.push({
       intent,
-      // Half at the moment the hold is known (most land before the capture: a void), half later.
-      ...(intent === 'cancel' && { cancelAfterMs: random() < 0.5 ? 0 : Math.floor(random() * MAX_CANCEL_AFTER_MS) }),
+      // Half while the hold is being placed (a void), half around the capture (mostly refunds).
+      ...(intent === 'cancel' && { cancelAt: random() < 0.5 ? ('authorizing' as const) : Math.floor(random() * MAX_CANCEL_AFTER_MS) }),
       order: {
         orderId: `chaos-${runTag}-${index}`,
         customerId: `cust-${Math.floor(random() * 1000)}`,
