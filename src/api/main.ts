@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Command } from 'commander';
 import { reapApiIdempotency } from '../api-idempotency/reaper.js';
 import { loadApiIdempotencySettings } from '../api-idempotency/settings.js';
@@ -15,6 +16,7 @@ import { createPool } from '../db/pool.js';
 import { createLogger } from '../logging/logger.js';
 import { apiMetricsRegistry } from '../telemetry/api-metrics.js';
 import { startMetricsServer, type MetricsServer } from '../telemetry/metrics-server.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { loadTemporalConnectConfig } from '../temporal/connection-config.js';
 import { temporalSignaller } from '../webhooks/workflow-handoff.js';
 import { API_KEY_PREFIX_PATTERN, createApiKey, InvalidTenantIdError, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from './auth/api-keys.js';
@@ -48,8 +50,15 @@ async function serve(): Promise<void> {
     metrics: () => loadMetricsListenerSettings('API_METRICS_PORT', 9465),
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
+  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
+  const tracing = startTracing('order-payments-api');
   const connection = await Connection.connect(settings.connect.connectionOptions);
-  const client = new Client({ connection, namespace: settings.connect.namespace });
+  const client = new Client({
+    connection,
+    namespace: settings.connect.namespace,
+    // The workflow start and update carry the request's trace context to the workflow's spans.
+    ...(tracing && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
+  });
   const app = await buildApiServer({
     db,
     signalPaymentEvent: temporalSignaller(client),
@@ -83,7 +92,7 @@ async function serve(): Promise<void> {
     // close() waits for in-flight requests and the hand-offs already started.
     app
       .close()
-      .then(() => Promise.all([db.end(), connection.close(), metricsServer?.close()]))
+      .then(() => Promise.all([db.end(), connection.close(), metricsServer?.close(), tracing?.shutdown()]))
       .then(
         () => process.exit(0),
         (error: unknown) => {

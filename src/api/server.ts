@@ -10,6 +10,7 @@ import { orderRoutes } from './orders/order-routes.js';
 import { registerTenantRateLimit, type RateLimitSettings } from './rate-limit.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
 import { registerApiMetrics } from '../telemetry/api-metrics.js';
+import { registerApiTracing } from '../telemetry/api-tracing.js';
 
 export interface ApiDeps {
   db: Pool;
@@ -39,6 +40,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: deps.logger, disableRequestLogging: false, forceCloseConnections: true });
   // Counted and timed here; served by main.ts on API_METRICS_PORT, never on this app's port.
   registerApiMetrics(app);
+  registerApiTracing(app);
   await registerOpenApi(app);
   await app.register(healthRoutes, { db: deps.db });
   await app.register(stripeWebhookRoutes, {
