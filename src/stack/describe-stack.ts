@@ -3,7 +3,7 @@ import type { StackState } from './stack-state.js';
 
 export interface StackDetails {
   postgresDataDir: string | null;
-  /** The worker's local trace store (TRACE_FILE), when the stack set one. */
+  /** The worker's and the API's local trace store (TRACE_FILE), when the stack set one. */
   traces?: string;
   logs: Record<string, string | null>;
 }

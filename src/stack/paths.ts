@@ -21,7 +21,7 @@ export function stackFiles(dataDir: string) {
     outboxLog: path.join(dataDir, 'logs', 'outbox-dispatcher.log'),
     receiptsLog: path.join(dataDir, 'logs', 'receipts.log'),
     natsLog: path.join(dataDir, 'logs', 'nats.log'),
-    /** The local trace store: the worker's spans, one JSON line each, for `npm run trace`. */
+    /** The local trace store: the worker's and the API's spans, one JSON line each, for `npm run trace`. */
     traces: path.join(dataDir, 'traces.jsonl'),
     /** The stack's own NATS server's JetStream store, when it runs one. */
     natsData: path.join(dataDir, 'nats'),

@@ -25,7 +25,7 @@ export interface RunningStack {
   /** The worker's and the starter's configuration for this stack. */
   env: Record<string, string>;
   postgresDataDir: string | null;
-  /** The worker's local trace store (`npm run trace -- --order-id ID --file <it>`). */
+  /** The worker's and the API's local trace store (`npm run trace -- --order-id ID --file <it>`). */
   traces: string;
   /** Log file by part; null for a part the stack did not start itself. */
   logs: Record<string, string | null>;
@@ -141,7 +141,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     const api = await startServiceProcess({
       name: 'the API',
       entry: 'src/api/main.ts',
-      env: { ...env, API_PORT: String(options.apiPort), API_HOST: '127.0.0.1', STRIPE_WEBHOOK_SECRET: stripeWebhookSecret },
+      env: { ...env, API_PORT: String(options.apiPort), API_HOST: '127.0.0.1', STRIPE_WEBHOOK_SECRET: stripeWebhookSecret, TRACE_FILE: files.traces },
       logFile: files.apiLog,
       readyMessage: /^api listening on /,
       say: options.say,
