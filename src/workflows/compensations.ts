@@ -6,9 +6,7 @@
 export class Compensations {
   private readonly steps: { name: string; run: () => Promise<void> }[] = [];
 
-  /** Registers an undo once: adding one already registered (a reset run registers all up front) is a no-op. */
   add(name: string, run: () => Promise<void>): void {
-    if (this.steps.some((step) => step.name === name)) return;
     this.steps.push({ name, run });
   }
 

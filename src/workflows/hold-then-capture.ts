@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { AuthorizationOutcome, Capture, HeldPayment, PendingAuthorization, VoidAuthorizationInput } from '../activities/types.js';
 import { ActivityId } from '../domain/activity-ids.js';
@@ -44,59 +44,6 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
   // Why a hold is released, set when compensation begins; Stripe's cancellation_reason follows it.
   let voidReason: VoidAuthorizationInput['reason'] = 'failed';
 
-  // The undos, newest last. Each resolves what its step really did, so running one whose step
-  // never happened is a no-op (or fences its key).
-  const releaseReservation = async () => {
-    const { released } = await compensation.releaseStock.executeWithOptions(
-      {
-        activityId: ActivityId.releaseStock,
-        summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
-      },
-      [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
-    );
-    if (released > 0) countCompensation('release');
-  };
-  const voidHold = async () => {
-    const voided = await compensation.voidAuthorization.executeWithOptions(
-      {
-        activityId: ActivityId.voidAuthorization,
-        summary: `Compensation · Stripe: void the hold (free) · key ${keyOf(ActivityId.voidAuthorization)}`,
-      },
-      [
-        {
-          orderId: order.orderId,
-          workflowId,
-          originalRunId,
-          authorizationActivityId: ActivityId.authorizePayment,
-          captureActivityId: ActivityId.capturePayment,
-          reason: voidReason,
-        },
-      ],
-    );
-    if (voided.outcome === 'voided') countCompensation('void');
-  };
-  const refundCapture = async () => {
-    const refund = await compensation.refundCapture.executeWithOptions(
-      {
-        activityId: ActivityId.refundCapture,
-        summary: `Compensation · Stripe + ledger: refund what was captured · key ${keyOf(ActivityId.refundCapture)}`,
-      },
-      [{ orderId: order.orderId, workflowId, originalRunId, authorizationActivityId: ActivityId.authorizePayment, captureActivityId: ActivityId.capturePayment }],
-    );
-    saga.refunded(refund);
-    if (refund.refundId !== null) countCompensation('refund');
-  };
-
-  // A run that resumes an earlier one (a reset) may find any step already done by the runs
-  // before it, under the same keys: every undo is registered before anything, so a failure or a
-  // cancel at any point undoes whatever those runs did too. (A first run registers each undo just
-  // before its step: nothing can exist beyond the steps it attempted.)
-  if (workflowInfo().runId !== originalRunId) {
-    compensations.add('release the reservation', releaseReservation);
-    compensations.add('void the hold', voidHold);
-    compensations.add('refund the capture', refundCapture);
-  }
-
   try {
     saga.enter('recording-order');
     await forward.recordOrder.executeWithOptions(
@@ -104,7 +51,16 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       [{ order, workflowId }],
     );
 
-    compensations.add('release the reservation', releaseReservation);
+    compensations.add('release the reservation', async () => {
+      const { released } = await compensation.releaseStock.executeWithOptions(
+        {
+          activityId: ActivityId.releaseStock,
+          summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
+        },
+        [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
+      );
+      if (released > 0) countCompensation('release');
+    });
     saga.enter('reserving-stock');
     await forward.reserveStock.executeWithOptions(
       {
@@ -115,7 +71,25 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     );
     saga.setStatus('reserved');
 
-    compensations.add('void the hold', voidHold);
+    compensations.add('void the hold', async () => {
+      const voided = await compensation.voidAuthorization.executeWithOptions(
+        {
+          activityId: ActivityId.voidAuthorization,
+          summary: `Compensation · Stripe: void the hold (free) · key ${keyOf(ActivityId.voidAuthorization)}`,
+        },
+        [
+          {
+            orderId: order.orderId,
+            workflowId,
+            originalRunId,
+            authorizationActivityId: ActivityId.authorizePayment,
+            captureActivityId: ActivityId.capturePayment,
+            reason: voidReason,
+          },
+        ],
+      );
+      if (voided.outcome === 'voided') countCompensation('void');
+    });
     saga.enter('authorizing');
     const authorized = await authorization.authorizePayment.executeWithOptions(
       {
@@ -127,7 +101,17 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     const hold = authorized.status === 'requires_capture' ? authorized : await awaitAuthorization(authorized, context);
     saga.authorized(hold.paymentIntentId);
 
-    compensations.add('refund the capture', refundCapture);
+    compensations.add('refund the capture', async () => {
+      const refund = await compensation.refundCapture.executeWithOptions(
+        {
+          activityId: ActivityId.refundCapture,
+          summary: `Compensation · Stripe + ledger: refund what was captured · key ${keyOf(ActivityId.refundCapture)}`,
+        },
+        [{ orderId: order.orderId, workflowId, originalRunId, authorizationActivityId: ActivityId.authorizePayment, captureActivityId: ActivityId.capturePayment }],
+      );
+      saga.refunded(refund);
+      if (refund.refundId !== null) countCompensation('refund');
+    });
     saga.enter('capturing');
     const captured = await captureBeforeDeadline(hold, () =>
       capture.capturePayment.executeWithOptions(
