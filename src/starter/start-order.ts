@@ -6,8 +6,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { OrderInput } from '../domain/order-input.js';
-import { workflowIdForOrder } from '../domain/order-input.js';
+import { parseOrderInput, sameOrder, workflowIdForOrder, type OrderInput } from '../domain/order-input.js';
 import type { OrderResult } from '../domain/order-result.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../temporal/search-attributes.js';
 import type { orderPaymentSaga } from '../workflows/index.js';
@@ -119,11 +118,7 @@ export async function assertSameOrder(client: Client, workflowId: string, runId:
   const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
   const first = payloads[0];
   const existing: unknown = first ? client.options.loadedDataConverter.payloadConverter.fromPayload(first) : undefined;
-  if (!sameOrder(existing, order)) throw new OrderIdConflictError(order.orderId, existing);
-}
-
-function sameOrder(existing: unknown, order: OrderInput): boolean {
-  if (typeof existing !== 'object' || existing === null) return false;
-  const other = existing as Record<string, unknown>;
-  return (Object.keys(order) as (keyof OrderInput)[]).every((field) => other[field] === order[field]);
+  // The run's input, read as an order (anything else is not this order): the saga's own comparison.
+  const running = parseOrderInput(existing);
+  if (!running.ok || !sameOrder(running.value, order)) throw new OrderIdConflictError(order.orderId, existing);
 }
