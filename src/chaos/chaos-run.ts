@@ -13,6 +13,7 @@ import { startStripeEmulator } from '../stripe-emulator/index.js';
 import { seededRandom } from '../stripe-emulator/seeded-random.js';
 import { createStripeClient } from '../stripe/client.js';
 import { bundleWorkflows } from '../temporal/bundle-workflows.js';
+import { untilActivityPending } from '../temporal/pending-activity.js';
 import { terminateOneWorkerBackend } from './backend-terminator.js';
 import { startDevServer } from './dev-server.js';
 import { buildOrderMix, type ChaosOrder, type OrderIntent } from './order-mix.js';
@@ -322,12 +323,9 @@ function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, start
  */
 async function cancelAt(handle: WorkflowHandle<typeof orderPaymentSaga>, order: OrderInput, when: 'authorizing' | number): Promise<void> {
   if (when === 'authorizing') {
-    for (let polls = 0; polls < 1200; polls++) {
-      const described = await handle.describe().catch(() => null);
-      if (!described || described.status.name !== 'RUNNING') break;
-      if (described.raw.pendingActivities?.some((activity) => activity.activityId === ActivityId.authorizePayment)) break;
-      await sleep(50);
-    }
+    await untilActivityPending(handle, (activity) => activity.activityId === ActivityId.authorizePayment, { intervalMs: 50, maxPolls: 1200 }).catch(() => {
+      // The run could not be described (it may be gone): cancel anyway, which is then a no-op.
+    });
   } else {
     try {
       await handle.executeUpdate(paymentOutcomeUpdate, { args: [order], updateId: 'chaos-cancel-after-hold' });

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { createPool } from '../db/pool.js';
@@ -8,6 +7,7 @@ import { checkInvariants } from '../reconcile/invariant-checker.js';
 import { startOrder } from '../starter/start-order.js';
 import type { StackState } from '../stack/stack-state.js';
 import type { FaultRule } from '../stripe-emulator/index.js';
+import { untilActivityPending } from '../temporal/pending-activity.js';
 import { createStripeClient } from '../stripe/client.js';
 import { EmulatorControl } from './emulator-control.js';
 import { formatMessageFlowTable, messageFlowProblems, waitForMessageFlow } from './message-flow.js';
@@ -138,18 +138,12 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
   }
 }
 
-/** Polls the run's pending activities until one of this type has been picked up by a worker. */
-async function untilActivityRunning(client: Client, workflowId: string, activityType: string): Promise<void> {
-  const handle = client.workflow.getHandle(workflowId);
-  for (;;) {
-    const description = await handle.describe();
-    if (description.status.name !== 'RUNNING') return;
-    const running = description.raw.pendingActivities?.some(
-      (activity) => activity.activityType?.name === activityType && activity.state === proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED,
-    );
-    if (running) return;
-    await sleep(100);
-  }
+/** Until an activity of this type has been picked up by a worker. */
+function untilActivityRunning(client: Client, workflowId: string, activityType: string): Promise<void> {
+  const started = proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
+  return untilActivityPending(client.workflow.getHandle(workflowId), (activity) => activity.activityType?.name === activityType && activity.state === started, {
+    intervalMs: 100,
+  });
 }
 
 async function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
