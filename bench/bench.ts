@@ -133,8 +133,14 @@ async function main(): Promise<void> {
       }
     }
 
-    say(`time to the payment outcome at 16 clients: Update-with-Start vs start-then-poll every ${plan.paymentOutcome.pollIntervalMs} ms`);
+    // The paced clients offer half of what the saga itself sustained at 16 in this run.
+    const sagaAt16 = levels.find((level) => level.workload === 'saga' && level.concurrency === 16);
+    const offeredPerSecond = (sagaAt16?.ordersPerSecond ?? 10) / 2;
+    say(
+      `time to the payment outcome at 16 clients: Update-with-Start vs start-then-poll every ${plan.paymentOutcome.pollIntervalMs} ms, paced at ${offeredPerSecond.toFixed(1)} checkouts/s, then back to back`,
+    );
     const paymentOutcome = await measurePaymentOutcome({
+      offeredPerSecond,
       db: db.pool,
       client: server.client,
       taskQueue: `bench-saga-${tag}`,
@@ -142,9 +148,11 @@ async function main(): Promise<void> {
       concurrency: 16,
       ...plan.paymentOutcome,
     });
-    say(
-      `  one call p50 ${paymentOutcome.updateWithStart.p50Ms} ms, start-then-poll p50 ${paymentOutcome.startThenPoll.p50Ms} ms (${paymentOutcome.p50Speedup}×)`,
-    );
+    for (const [label, comparison] of [['paced', paymentOutcome.paced], ['back to back', paymentOutcome.backToBack]] as const) {
+      say(
+        `  ${label}: one call p50 ${comparison.updateWithStart.p50Ms} ms, start-then-poll p50 ${comparison.startThenPoll.p50Ms} ms (${comparison.p50Speedup}×)`,
+      );
+    }
 
     // Each memory measurement gets a fresh worker process, so no earlier load's heap carries over
     // and the two settings are compared alike.
@@ -380,8 +388,8 @@ async function assemble(parts: {
     {
       name: 'time to the payment outcome, one call vs start-then-poll',
       goal: 'p50 ≥ 2× sooner at 16 clients',
-      measured: `${paymentOutcome.p50Speedup}× (p50 ${paymentOutcome.updateWithStart.p50Ms} vs ${paymentOutcome.startThenPoll.p50Ms} ms, polling every ${paymentOutcome.pollIntervalMs} ms)`,
-      met: paymentOutcome.p50Speedup >= 2,
+      measured: `${paymentOutcome.paced.p50Speedup}× (p50 ${paymentOutcome.paced.updateWithStart.p50Ms} vs ${paymentOutcome.paced.startThenPoll.p50Ms} ms, 16 clients at ${paymentOutcome.paced.offeredPerSecond} checkouts/s, polling every ${paymentOutcome.pollIntervalMs} ms)`,
+      met: paymentOutcome.paced.p50Speedup >= 2,
     },
     {
       name: 'worker memory with 1,000 sagas in flight',

@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
 export interface LoadResult {
   completed: number;
   failed: number;
@@ -13,18 +15,32 @@ export interface LoadResult {
 /**
  * Keeps `concurrency` runs going until `total` have finished: each finished run starts the
  * next, as `concurrency` clients each placing one order after another would.
+ *
+ * With `cycleMs`, each client paces itself instead, as shoppers do: it starts a run at most once
+ * per `cycleMs` (waiting out the rest of the cycle after a run that ended sooner), and the
+ * clients' first starts are spread over one cycle. The offered load is then `concurrency /
+ * cycleMs` runs per millisecond whatever the latency, so a latency is measured below the
+ * machine's capacity, not as the queue that back-to-back clients build at it (Little's law:
+ * at saturation every way of answering takes `concurrency / throughput`).
  */
 export async function runClosedLoop(options: {
   concurrency: number;
   total: number;
   runOne: (index: number) => Promise<void>;
+  cycleMs?: number;
 }): Promise<LoadResult> {
   const result: LoadResult = { completed: 0, failed: 0, elapsedMs: 0, latenciesMs: [], peakInFlight: 0, firstError: null };
   let next = 0;
   let inFlight = 0;
   const started = performance.now();
-  const lane = async () => {
+  const cycleMs = options.cycleMs ?? 0;
+  const lane = async (laneIndex: number) => {
+    let nextStart = started + (cycleMs * laneIndex) / options.concurrency;
     while (next < options.total) {
+      const wait = nextStart - performance.now();
+      if (wait > 0) await sleep(wait);
+      nextStart = Math.max(nextStart + cycleMs, performance.now());
+      if (next >= options.total) break;
       const index = next++;
       inFlight += 1;
       result.peakInFlight = Math.max(result.peakInFlight, inFlight);
@@ -41,7 +57,7 @@ export async function runClosedLoop(options: {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency, options.total) }, lane));
+  await Promise.all(Array.from({ length: Math.min(options.concurrency, options.total) }, (_, laneIndex) => lane(laneIndex)));
   result.elapsedMs = performance.now() - started;
   return result;
 }

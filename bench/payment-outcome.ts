@@ -21,21 +21,41 @@ export interface OutcomeLatency {
   requestsPerOrder: number;
 }
 
-export interface PaymentOutcomeBench {
-  concurrency: number;
-  orders: number;
-  pollIntervalMs: number;
+/** One way of loading the API: both ways of learning the outcome under the same offered load. */
+export interface OutcomeComparison {
+  /** Checkouts started per second by all clients together; null when back to back (as fast as answered). */
+  offeredPerSecond: number | null;
   updateWithStart: OutcomeLatency;
   startThenPoll: OutcomeLatency;
   /** startThenPoll p50 over updateWithStart p50: how many times sooner the one call knows. */
   p50Speedup: number;
 }
 
+export interface PaymentOutcomeBench {
+  concurrency: number;
+  /** Checkouts each way, in each load. */
+  orders: number;
+  pollIntervalMs: number;
+  /**
+   * The figure the target is for: each client paces itself (a shopper does not check out again
+   * the moment the last checkout answered), so the offered load stays at `offeredPerSecond`,
+   * half the saga's own throughput measured earlier in the same run.
+   */
+  paced: OutcomeComparison;
+  /**
+   * The same clients back to back, which saturates the worker: by Little's law each way then
+   * takes concurrency / throughput, so this shows the machine's queue, not the answer's latency.
+   */
+  backToBack: OutcomeComparison;
+}
+
 /**
  * Time from a checkout's POST /v1/orders to knowing whether the payment went through, through
  * the real API in front of the running saga worker, two ways in alternating rounds: the one call
  * (Update-with-Start answers 201 with the outcome), and the way it was before (the API answers
- * pending at once, the checkout polls GET /v1/orders/:id every `pollIntervalMs`).
+ * pending at once, the checkout polls GET /v1/orders/:id every `pollIntervalMs`). Measured twice:
+ * with clients that pace themselves below the machine's capacity (the target's figure), and back
+ * to back (the saturated machine, shown for what it explains).
  */
 export async function measurePaymentOutcome(options: {
   db: Pool;
@@ -46,6 +66,8 @@ export async function measurePaymentOutcome(options: {
   orders: number;
   rounds: number;
   pollIntervalMs: number;
+  /** The paced load's checkouts per second, all clients together. */
+  offeredPerSecond: number;
 }): Promise<PaymentOutcomeBench> {
   const common = {
     db: options.db,
@@ -85,14 +107,6 @@ export async function measurePaymentOutcome(options: {
       }
     };
 
-    const samples = { updateWithStart: [] as LoadResult[], startThenPoll: [] as LoadResult[] };
-    const chunk = Math.ceil(options.orders / options.rounds);
-    for (let round = 0; round < options.rounds; round++) {
-      const turn = round % 2 === 0 ? (['updateWithStart', 'startThenPoll'] as const) : (['startThenPoll', 'updateWithStart'] as const);
-      for (const way of turn) {
-        samples[way].push(await runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne: way === 'updateWithStart' ? viaUpdate : viaPoll }));
-      }
-    }
     const summarize = (runs: LoadResult[], requestCount: number): OutcomeLatency => {
       const latencies = runs.flatMap((run) => run.latenciesMs);
       const completed = runs.reduce((sum, run) => sum + run.completed, 0);
@@ -101,16 +115,26 @@ export async function measurePaymentOutcome(options: {
       if (failed > 0) throw new Error(`${failed} checkout(s) failed: ${firstError ?? 'unknown'}`);
       return { completed, failed, p50Ms: round(percentile(latencies, 50)), p99Ms: round(percentile(latencies, 99)), requestsPerOrder: round(requestCount / Math.max(1, completed), 2) };
     };
-    const updateWithStart = summarize(samples.updateWithStart, requests.updateWithStart);
-    const startThenPoll = summarize(samples.startThenPoll, requests.startThenPoll);
-    return {
-      concurrency: options.concurrency,
-      orders: chunk * options.rounds,
-      pollIntervalMs: options.pollIntervalMs,
-      updateWithStart,
-      startThenPoll,
-      p50Speedup: round(startThenPoll.p50Ms / updateWithStart.p50Ms, 2),
+    const chunk = Math.ceil(options.orders / options.rounds);
+    const compare = async (offeredPerSecond: number | null): Promise<OutcomeComparison> => {
+      requests.updateWithStart = 0;
+      requests.startThenPoll = 0;
+      const cycleMs = offeredPerSecond === null ? undefined : (options.concurrency * 1000) / offeredPerSecond;
+      const samples = { updateWithStart: [] as LoadResult[], startThenPoll: [] as LoadResult[] };
+      for (let round = 0; round < options.rounds; round++) {
+        // Each way goes first every other round, so a change in the machine's load falls on both alike.
+        const turn = round % 2 === 0 ? (['updateWithStart', 'startThenPoll'] as const) : (['startThenPoll', 'updateWithStart'] as const);
+        for (const way of turn) {
+          samples[way].push(await runClosedLoop({ concurrency: options.concurrency, total: chunk, cycleMs, runOne: way === 'updateWithStart' ? viaUpdate : viaPoll }));
+        }
+      }
+      const updateWithStart = summarize(samples.updateWithStart, requests.updateWithStart);
+      const startThenPoll = summarize(samples.startThenPoll, requests.startThenPoll);
+      return { offeredPerSecond: offeredPerSecond === null ? null : round(offeredPerSecond, 2), updateWithStart, startThenPoll, p50Speedup: round(startThenPoll.p50Ms / updateWithStart.p50Ms, 2) };
     };
+    const paced = await compare(options.offeredPerSecond);
+    const backToBack = await compare(null);
+    return { concurrency: options.concurrency, orders: chunk * options.rounds, pollIntervalMs: options.pollIntervalMs, paced, backToBack };
   } finally {
     await Promise.all([oneCall.close(), answersPending.close()]);
   }

@@ -1,5 +1,5 @@
 import type { LedgerMicroResult } from './ledger-micro.js';
-import type { PaymentOutcomeBench } from './payment-outcome.js';
+import type { OutcomeComparison, OutcomeLatency, PaymentOutcomeBench } from './payment-outcome.js';
 import type { ReplayProof } from './replay-proof.js';
 
 export type Workload = 'baseline' | 'saga';
@@ -97,7 +97,7 @@ export function markdownReport(result: BenchResult): string {
     `| idempotent posting, first write | ${fixed(l.idempotentFirstWrite.microseconds, 0)} | ${fixed(l.idempotentFirstWrite.roundTrips)} | ${fixed(l.firstWriteOverPlain, 2)}× |`,
     `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
     '',
-    `Time to the payment outcome at ${result.paymentOutcome.concurrency} clients (${result.paymentOutcome.orders} checkouts each way): one call (Update-with-Start) p50 ${fixed(result.paymentOutcome.updateWithStart.p50Ms, 0)} ms, p99 ${fixed(result.paymentOutcome.updateWithStart.p99Ms, 0)} ms, ${fixed(result.paymentOutcome.updateWithStart.requestsPerOrder, 2)} requests/order; start then poll GET every ${result.paymentOutcome.pollIntervalMs} ms p50 ${fixed(result.paymentOutcome.startThenPoll.p50Ms, 0)} ms, p99 ${fixed(result.paymentOutcome.startThenPoll.p99Ms, 0)} ms, ${fixed(result.paymentOutcome.startThenPoll.requestsPerOrder, 2)} requests/order: ${fixed(result.paymentOutcome.p50Speedup, 2)}× sooner.`,
+    ...outcomeLines(result.paymentOutcome),
     '',
     `Capture replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
     '',
@@ -106,4 +106,16 @@ export function markdownReport(result: BenchResult): string {
     ...result.targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met ? 'yes' : 'no'} |`),
   );
   return lines.join('\n');
+}
+
+/** The payment-outcome comparison, one line per load: the paced one the target is for, and back to back. */
+function outcomeLines(outcome: PaymentOutcomeBench): string[] {
+  const way = (latency: OutcomeLatency) => `p50 ${fixed(latency.p50Ms, 0)} ms, p99 ${fixed(latency.p99Ms, 0)} ms, ${fixed(latency.requestsPerOrder, 2)} requests/order`;
+  const line = (label: string, comparison: OutcomeComparison) =>
+    `Time to the payment outcome at ${outcome.concurrency} clients, ${label} (${outcome.orders} checkouts each way): one call (Update-with-Start) ${way(comparison.updateWithStart)}; start then poll GET every ${outcome.pollIntervalMs} ms ${way(comparison.startThenPoll)}: ${fixed(comparison.p50Speedup, 2)}× sooner.`;
+  return [
+    line(`paced at ${fixed(outcome.paced.offeredPerSecond ?? 0)} checkouts/s (half the saga's throughput at 16)`, outcome.paced),
+    '',
+    line('back to back (the worker saturated: both wait in its queue)', outcome.backToBack),
+  ];
 }
