@@ -1,8 +1,11 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { SpanStatusCode } from '@opentelemetry/api';
 import { ExportResultCode, hrTimeToMilliseconds, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -13,6 +16,15 @@ export const TraceAttribute = {
   idempotencyKey: 'order_payments.idempotency_key',
   attempt: 'temporal.activity.attempt',
 } as const;
+
+export interface TracingOptions {
+  /**
+   * A span per PostgreSQL query made inside another span (an activity attempt, a request, a
+   * consumed message), with its parametrized SQL. Default true; the starter, which has no
+   * database, turns it off.
+   */
+  postgres?: boolean;
+}
 
 export interface Tracing {
   resource: Resource;
@@ -25,10 +37,15 @@ export interface Tracing {
  * Traces, from the standard OpenTelemetry variables: OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT
  * (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; else a local trace store, one JSON line per
  * span, when TRACE_FILE names a file (what `npm run trace` reads); else none, and null.
- * Registers the global tracer provider, so the SDK's interceptors and the Stripe client's spans
- * use it.
+ * Registers the global tracer provider (and with it the W3C trace-context propagator), so the
+ * SDK's interceptors, the Stripe client's spans, the outbox and NATS hand-offs and the pg
+ * instrumentation use it.
  */
-export function startTracing(serviceName: string, env: Record<string, string | undefined> = process.env): Tracing | null {
+export function startTracing(
+  serviceName: string,
+  env: Record<string, string | undefined> = process.env,
+  options: TracingOptions = {},
+): Tracing | null {
   const otlp = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim());
   const file = env.TRACE_FILE?.trim();
   if (!otlp && !file) return null;
@@ -37,7 +54,39 @@ export function startTracing(serviceName: string, env: Record<string, string | u
   const spanProcessor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 });
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register();
-  return { resource, spanProcessor, shutdown: () => provider.shutdown() };
+  const unregister = options.postgres === false ? () => undefined : instrumentPostgres(provider);
+  return {
+    resource,
+    spanProcessor,
+    shutdown: async () => {
+      unregister();
+      await provider.shutdown();
+    },
+  };
+}
+
+/**
+ * PostgreSQL query spans, from @opentelemetry/instrumentation-pg. The instrumentation hooks
+ * `require`; this project is ESM, and an `import pg from 'pg'` never passes through that hook,
+ * so nothing would be patched. pg is a CommonJS package, though, and an ESM import of it gets the
+ * very module object `require('pg')` returns: requiring it once through the hook, after the
+ * instrumentation is enabled, lets the instrumentation wrap `Client.prototype.query` and
+ * `connect` in place, and every importer's clients (the pools created before this, too) are
+ * traced. The order of imports does not matter.
+ *
+ * Only queries made inside a span are traced (requireParentSpan): an activity attempt's, a
+ * request's, a consumed message's. Polls and scrapes (the dispatcher's claim, the metrics
+ * gauges, the reapers) would each start a trace of their own. The span carries the statement
+ * as written, with its `$1` placeholders; the parameter values (enhancedDatabaseReporting) and
+ * the results are never recorded, so no order's customer data reaches a span.
+ */
+function instrumentPostgres(provider: NodeTracerProvider): () => void {
+  const unregister = registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true })],
+  });
+  createRequire(import.meta.url)('pg');
+  return unregister;
 }
 
 /** One span as the local trace store keeps it. */
