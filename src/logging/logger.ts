@@ -1,9 +1,13 @@
 import { DefaultLogger, type LogLevel } from '@temporalio/worker';
 import { pino, type Logger } from 'pino';
+import { traceContextMixin } from '../telemetry/log-trace-context.js';
 
-/** JSON lines on stdout: one event per line, ready for any log pipeline. */
+/**
+ * JSON lines on stdout: one event per line, ready for any log pipeline. A line written inside a
+ * span (a request, an activity attempt) carries its `trace_id` and `span_id`.
+ */
 export function createLogger(name: string): Logger {
-  return pino({ name, level: process.env.LOG_LEVEL ?? 'info' });
+  return pino({ name, level: process.env.LOG_LEVEL ?? 'info', mixin: traceContextMixin });
 }
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
