@@ -1,11 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { withTransaction } from '../db/transaction.js';
 import { failpoint } from '../failpoints/failpoint.js';
 import { subjectFor } from '../messaging/order-event.js';
+import { headersWithTraceContext, MessagingAttribute, OrderEventSpan } from '../messaging/trace-headers.js';
 import type { OutboxMetrics } from '../telemetry/messaging-metrics.js';
+import { TraceAttribute } from '../telemetry/tracing.js';
+import { contextFromCarrier } from '../telemetry/trace-propagation.js';
 import { claimUnsent, markSent, recordFailure, type OutboxRow } from './outbox-store.js';
 
 export interface OutboxDispatcherDeps {
@@ -57,6 +61,11 @@ export interface OutboxDispatcher {
  * that locked it, so a crash after the publish and before the commit leaves the row unsent and
  * it is published again. The row ID travels as `Nats-Msg-Id`: inside the stream's duplicate
  * window JetStream drops the second copy; past it, consumers drop it through their inbox.
+ *
+ * Each publish is a producer span (`publish order-events`) in the trace of the span that wrote
+ * the row (its stored context), and the message's headers carry the publish span's context, so
+ * the consumer continues the same trace. With tracing off the spans are no-ops and the headers
+ * carry nothing.
  */
 export function createOutboxDispatcher(deps: OutboxDispatcherDeps): OutboxDispatcher {
   const batchSize = deps.batchSize ?? 100;
@@ -64,11 +73,33 @@ export function createOutboxDispatcher(deps: OutboxDispatcherDeps): OutboxDispat
   const idleDelayMs = deps.idleDelayMs ?? 500;
   const backoff = deps.backoff ?? { initialMs: 500, maxMs: 15_000 };
   const { logger } = deps;
+  const tracer = trace.getTracer('order-payments-outbox');
 
   function publish(row: OutboxRow): Promise<PubAck> {
-    return deps.js.publish(subjectFor(deps.subjectPrefix, row.eventType), JSON.stringify(row.payload), {
-      msgID: String(row.id),
-      timeout: publishTimeoutMs,
+    const subject = subjectFor(deps.subjectPrefix, row.eventType);
+    const attributes = {
+      [MessagingAttribute.system]: 'nats',
+      [MessagingAttribute.operationType]: 'publish',
+      [MessagingAttribute.destination]: subject,
+      [MessagingAttribute.messageId]: String(row.id),
+      [TraceAttribute.orderId]: row.orderId,
+    };
+    const options = { kind: SpanKind.PRODUCER, attributes };
+    return tracer.startActiveSpan(OrderEventSpan.publish, options, contextFromCarrier(row.traceContext), async (span) => {
+      try {
+        const ack = await deps.js.publish(subject, JSON.stringify(row.payload), {
+          msgID: String(row.id),
+          timeout: publishTimeoutMs,
+          headers: headersWithTraceContext(context.active()),
+        });
+        if (ack.duplicate) span.setAttribute(MessagingAttribute.duplicate, true);
+        return ack;
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+        throw error;
+      } finally {
+        span.end();
+      }
     });
   }
 

@@ -7,13 +7,16 @@ import { connectNats } from '../messaging/nats-connection.js';
 import { loadNatsSettings } from '../messaging/nats-settings.js';
 import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
 import { createOutboxMetrics } from '../telemetry/messaging-metrics.js';
+import { traceContextMixin } from '../telemetry/log-trace-context.js';
 import { startMetricsServer } from '../telemetry/metrics-server.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { createOutboxDispatcher } from './dispatcher.js';
 import { loadOutboxSettings } from './outbox-settings.js';
 import { startFailureLine } from '../tools/bootstrap-error.js';
 
-// The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
-const logger = pino({ name: 'outbox-dispatcher', level: process.env.LOG_LEVEL ?? 'info' });
+// The same JSON lines as createLogger (trace_id and span_id inside a span), without loading the
+// Temporal worker runtime this service never uses.
+const logger = pino({ name: 'outbox-dispatcher', level: process.env.LOG_LEVEL ?? 'info', mixin: traceContextMixin });
 
 /** `npm run outbox-dispatcher`: publishes the outbox to JetStream until SIGINT or SIGTERM. */
 async function main(): Promise<void> {
@@ -25,6 +28,8 @@ async function main(): Promise<void> {
   });
   const { nats } = settings;
 
+  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
+  const tracing = startTracing('order-payments-outbox');
   logger.info({ nats: nats.url }, 'connecting to NATS');
   const nc = await connectNats({ url: nats.url, name: 'outbox-dispatcher', waitOnFirstConnect: true });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-outbox-dispatcher' });
@@ -48,7 +53,13 @@ async function main(): Promise<void> {
       stop.abort();
     });
     logger.info(
-      { stream: nats.stream, subjects: `${nats.subjectPrefix}.>`, duplicateWindowMs: nats.duplicateWindowMs, metrics: metricsServer?.url ?? 'off' },
+      {
+        stream: nats.stream,
+        subjects: `${nats.subjectPrefix}.>`,
+        duplicateWindowMs: nats.duplicateWindowMs,
+        metrics: metricsServer?.url ?? 'off',
+        traces: tracing ? 'on' : 'off',
+      },
       'outbox dispatcher started',
     );
     await dispatcher.run(stop.signal);
@@ -57,6 +68,7 @@ async function main(): Promise<void> {
     await nc.drain().catch(() => undefined);
     await metricsServer?.close();
     await db.end();
+    await tracing?.shutdown();
   }
 }
 

@@ -1,5 +1,6 @@
 import type { PoolClient } from 'pg';
 import { FAILED_ORDER_STATUSES, type OrderEventType } from '../messaging/order-event.js';
+import { activeTraceCarrier } from '../telemetry/trace-propagation.js';
 
 /**
  * The outbox rule: a transaction that changes an order's money or status also writes the event
@@ -9,6 +10,9 @@ import { FAILED_ORDER_STATUSES, type OrderEventType } from '../messaging/order-e
  * Each order has at most one event of each type (a unique index), and every write here is
  * `on conflict do nothing`: a retried activity or a replayed transaction never announces twice,
  * and the first write's payload stands.
+ *
+ * The row keeps the trace context of the span writing it (the activity attempt's, when tracing
+ * is on), so the dispatcher's publish and the consumer's handling join that trace.
  */
 
 export interface ChargeAnnouncement {
@@ -56,7 +60,8 @@ export function announceOrderFailed(
 
 /**
  * One statement: the payload is the order row as this transaction sees it (after its own
- * status change), with the money movement's own fields laid over it.
+ * status change), with the money movement's own fields laid over it, and the active trace
+ * context (null with tracing off) beside it.
  */
 async function insertOrderEvent(
   client: PoolClient,
@@ -66,7 +71,7 @@ async function insertOrderEvent(
   requiredStatuses: readonly string[] | null,
 ): Promise<boolean> {
   const { rowCount } = await client.query(
-    `insert into outbox (event_type, order_id, payload)
+    `insert into outbox (event_type, order_id, payload, trace_context)
      select $2::text, o.order_id,
             jsonb_build_object(
               'event_type', $2::text,
@@ -77,7 +82,8 @@ async function insertOrderEvent(
               'payment_intent_id', coalesce($5::text, o.payment_intent_id),
               'refund_id', coalesce($6::text, o.refund_id),
               'reason', o.status_reason,
-              'occurred_at', now())
+              'occurred_at', now()),
+            $8::jsonb
        from orders o
       where o.order_id = $1 and ($7::text[] is null or o.status = any($7::text[]))
      on conflict (order_id, event_type) do nothing`,
@@ -89,6 +95,7 @@ async function insertOrderEvent(
       fields.paymentIntentId ?? null,
       fields.refundId ?? null,
       requiredStatuses,
+      activeTraceCarrier(),
     ],
   );
   return rowCount === 1;

@@ -9,6 +9,8 @@ export interface OutboxRow {
   orderId: string;
   payload: unknown;
   attempts: number;
+  /** The W3C trace context of the span that wrote the row (a propagator's carrier), or null. */
+  traceContext: Record<string, unknown> | null;
 }
 
 /**
@@ -17,8 +19,15 @@ export interface OutboxRow {
  * for each other or publishing the same row.
  */
 export async function claimUnsent(client: PoolClient, limit: number): Promise<OutboxRow[]> {
-  const { rows } = await client.query<{ id: number; event_type: OrderEventType; order_id: string; payload: unknown; attempts: number }>(
-    `select id, event_type, order_id, payload, attempts
+  const { rows } = await client.query<{
+    id: number;
+    event_type: OrderEventType;
+    order_id: string;
+    payload: unknown;
+    attempts: number;
+    trace_context: Record<string, unknown> | null;
+  }>(
+    `select id, event_type, order_id, payload, attempts, trace_context
        from outbox
       where sent_at is null
       order by id
@@ -26,7 +35,14 @@ export async function claimUnsent(client: PoolClient, limit: number): Promise<Ou
       for update skip locked`,
     [limit],
   );
-  return rows.map((row) => ({ id: row.id, eventType: row.event_type, orderId: row.order_id, payload: row.payload, attempts: row.attempts }));
+  return rows.map((row) => ({
+    id: row.id,
+    eventType: row.event_type,
+    orderId: row.order_id,
+    payload: row.payload,
+    attempts: row.attempts,
+    traceContext: row.trace_context,
+  }));
 }
 
 /** Marks rows the broker acknowledged. */

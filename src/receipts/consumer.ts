@@ -9,10 +9,13 @@ import {
   type JsMsg,
 } from '@nats-io/jetstream';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { Pool } from 'pg';
 import type { Logger } from 'pino';
 import { orderEventSchema } from '../messaging/order-event.js';
+import { MessagingAttribute, OrderEventSpan, traceContextOfHeaders } from '../messaging/trace-headers.js';
 import type { ReceiptsMetrics } from '../telemetry/messaging-metrics.js';
+import { TraceAttribute } from '../telemetry/tracing.js';
 import { applyOrderEvent, type ApplyOutcome } from './receipts.js';
 
 export interface ReceiptsConsumerConfig {
@@ -69,19 +72,43 @@ export async function ensureReceiptsConsumer(nc: NatsConnection, config: Receipt
  * The receipts service: a durable JetStream consumer that applies each order event once through
  * its inbox, then acks. The ack comes after the commit, so a crash between them redelivers a
  * message whose inbox row already exists, and the redelivery is acked without effect.
+ *
+ * Each message is handled in a consumer span (`process order-events`), the child of the
+ * publish span whose context the message's headers carry: the receipt's queries and log lines
+ * are in the trace of the activity that wrote the event. A message without that context starts
+ * a trace of its own.
  */
 export function createReceiptsConsumer(deps: ReceiptsConsumerDeps): ReceiptsConsumer {
   const { logger } = deps;
   const retryDelayMs = deps.retryDelayMs ?? 2_000;
+  const tracer = trace.getTracer('order-payments-receipts');
 
-  async function handle(msg: JsMsg): Promise<HandleOutcome> {
-    const outcome = await handleMessage(msg);
-    deps.metrics?.recordMessage(outcome, msg.subject.slice(deps.subjectPrefix.length + 1), msg.info.deliveryCount);
-    return outcome;
+  function handle(msg: JsMsg): Promise<HandleOutcome> {
+    const attributes = {
+      [MessagingAttribute.system]: 'nats',
+      [MessagingAttribute.operationType]: 'process',
+      [MessagingAttribute.destination]: msg.subject,
+      [MessagingAttribute.deliveryCount]: msg.info.deliveryCount,
+    };
+    const options = { kind: SpanKind.CONSUMER, attributes };
+    return tracer.startActiveSpan(OrderEventSpan.process, options, traceContextOfHeaders(msg.headers), async (span) => {
+      try {
+        const outcome = await handleMessage(msg, span);
+        span.setAttribute(MessagingAttribute.outcome, outcome);
+        if (outcome === 'rejected' || outcome === 'retry') {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: outcome === 'retry' ? 'not applied; left for redelivery' : 'malformed; terminated' });
+        }
+        deps.metrics?.recordMessage(outcome, msg.subject.slice(deps.subjectPrefix.length + 1), msg.info.deliveryCount);
+        return outcome;
+      } finally {
+        span.end();
+      }
+    });
   }
 
-  async function handleMessage(msg: JsMsg): Promise<HandleOutcome> {
+  async function handleMessage(msg: JsMsg, span: Span): Promise<HandleOutcome> {
     const messageId = msg.headers?.get(PubHeaders.MsgIdHdr) ?? '';
+    if (messageId !== '') span.setAttribute(MessagingAttribute.messageId, messageId);
     const context = { subject: msg.subject, streamSeq: msg.seq, messageId, deliveryCount: msg.info.deliveryCount };
     if (messageId === '') {
       // Without an ID a republish cannot be told from a new event: refuse rather than guess.
@@ -95,6 +122,7 @@ export function createReceiptsConsumer(deps: ReceiptsConsumerDeps): ReceiptsCons
       msg.term();
       return 'rejected';
     }
+    span.setAttribute(TraceAttribute.orderId, parsed.data.order_id);
     let outcome: ApplyOutcome;
     try {
       outcome = await applyOrderEvent(deps.db, messageId, parsed.data);

@@ -7,12 +7,15 @@ import { connectNats } from '../messaging/nats-connection.js';
 import { loadNatsSettings } from '../messaging/nats-settings.js';
 import { ensureOrderEventsStream } from '../messaging/order-events-stream.js';
 import { createReceiptsMetrics } from '../telemetry/messaging-metrics.js';
+import { traceContextMixin } from '../telemetry/log-trace-context.js';
 import { startMetricsServer } from '../telemetry/metrics-server.js';
+import { startTracing } from '../telemetry/tracing.js';
 import { createReceiptsConsumer, ensureReceiptsConsumer } from './consumer.js';
 import { startFailureLine } from '../tools/bootstrap-error.js';
 
-// The same JSON lines as createLogger, without loading the Temporal worker runtime this service never uses.
-const logger = pino({ name: 'receipts', level: process.env.LOG_LEVEL ?? 'info' });
+// The same JSON lines as createLogger (trace_id and span_id inside a span), without loading the
+// Temporal worker runtime this service never uses.
+const logger = pino({ name: 'receipts', level: process.env.LOG_LEVEL ?? 'info', mixin: traceContextMixin });
 
 function loadReceiptsSettings(env: Record<string, string | undefined> = process.env): { durable: string } {
   const parsed = z
@@ -35,6 +38,8 @@ async function main(): Promise<void> {
   });
   const { nats } = settings;
 
+  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
+  const tracing = startTracing('order-payments-receipts');
   logger.info({ nats: nats.url }, 'connecting to NATS');
   const nc = await connectNats({ url: nats.url, name: 'receipts', waitOnFirstConnect: true });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-receipts' });
@@ -51,13 +56,14 @@ async function main(): Promise<void> {
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => {
       stop.abort();
     });
-    logger.info({ ...config, metrics: metricsServer?.url ?? 'off' }, 'receipts consumer started');
+    logger.info({ ...config, metrics: metricsServer?.url ?? 'off', traces: tracing ? 'on' : 'off' }, 'receipts consumer started');
     await consumer.run(stop.signal);
     logger.info('receipts consumer stopped');
   } finally {
     await nc.drain().catch(() => undefined);
     await metricsServer?.close();
     await db.end();
+    await tracing?.shutdown();
   }
 }
 
