@@ -4,16 +4,18 @@ import type { StoredSpan } from './tracing.js';
 import { renderTraceTree, spansOfOrder } from './trace-tree.js';
 
 /**
- * `npm run trace -- --order-id ID [--file PATH]`: one order's spans from the local trace store
- * (TRACE_FILE, one JSON line per span) as an indented tree with durations, each failed attempt
- * marked. Exit codes: 0 printed; 1 no span of that order; 2 usage, or no trace store.
+ * `npm run trace -- --order-id ID [--file PATH] [--sql]`: one order's spans from the local trace
+ * store (TRACE_FILE, one JSON line per span) as an indented tree with durations, each failed
+ * attempt marked; PostgreSQL queries summed up per span, or one a line with `--sql`.
+ * Exit codes: 0 printed; 1 no span of that order; 2 usage, or no trace store.
  */
 const program = new Command('trace')
   .description("print one order's trace from the local trace store")
   .requiredOption('--order-id <id>', 'the order ID')
   .option('--file <path>', 'the trace store (default: TRACE_FILE)')
+  .option('--sql', 'one line per PostgreSQL query, with its statement, instead of a summary per span', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? 0 : 2))
-  .action((options: { orderId: string; file?: string }) => {
+  .action((options: { orderId: string; file?: string; sql: boolean }) => {
     const file = options.file ?? process.env.TRACE_FILE?.trim();
     if (!file) {
       console.error('trace: no trace store: pass --file, or set TRACE_FILE (npm run stack sets it for the processes it starts)');
@@ -37,6 +39,6 @@ const program = new Command('trace')
     }
     const failed = mine.filter((span) => span.status.code === 'error').length;
     console.log(`order ${options.orderId}: ${mine.length} spans, ${failed} failed (${file})`);
-    for (const line of renderTraceTree(mine)) console.log(line);
+    for (const line of renderTraceTree(mine, { sql: options.sql })) console.log(line);
   });
 program.parse();
