@@ -149,7 +149,14 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     started.push({ name: 'the API', stop: () => api.stop() });
     emulator.addWebhookEndpoint({ url: `${apiUrl}/webhooks/stripe`, secret: stripeWebhookSecret });
 
-    const messagingEnv = { DATABASE_URL: postgres.url, NATS_URL: nats.url, OUTBOX_STREAM: nats.stream, OUTBOX_SUBJECT_PREFIX: nats.subjectPrefix };
+    const messagingEnv = {
+      DATABASE_URL: postgres.url,
+      NATS_URL: nats.url,
+      OUTBOX_STREAM: nats.stream,
+      OUTBOX_SUBJECT_PREFIX: nats.subjectPrefix,
+      // The same trace store: an order's trace goes on through the outbox publish and the receipt.
+      TRACE_FILE: files.traces,
+    };
     const consumers = [
       startServiceProcess({
         name: 'the outbox dispatcher',
