@@ -1,13 +1,16 @@
+import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from './config/config-error.js';
 import { loadTemporalSettings } from './config/settings.js';
-import { parseOrderInput, workflowIdForOrder } from './domain/order-input.js';
+import { parseOrderInput, workflowIdForOrder, type OrderInput } from './domain/order-input.js';
 import type { PaymentOutcome } from './domain/order-result.js';
 import { requestHash } from './idempotency/request-hash.js';
 import { startOrderForPaymentOutcome } from './starter/payment-outcome.js';
 import { describeIfExists, OrderIdConflictError, resultOf, type StartOutcome } from './starter/start-order.js';
 import { loadTemporalConnectConfig } from './temporal/connection-config.js';
+import { startTracing, TraceAttribute, type Tracing } from './telemetry/tracing.js';
 
 /** Exit codes a script can branch on. */
 const Exit = { ok: 0, failed: 1, badInput: 2, orderIdConflict: 3 } as const;
@@ -66,11 +69,46 @@ async function main(): Promise<number> {
   }
   const settings = loadTemporalSettings();
   const connect = loadTemporalConnectConfig();
+  const order = parsed.value;
+  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE): the
+  // order's trace starts here, in a span carrying only its ID, and its workflow start or update
+  // carries the context on (the SDK's client interceptor). Null: off.
+  const tracing = startTracing('order-payments-starter', process.env, { postgres: false });
+  try {
+    return await trace
+      .getTracer('order-payments-starter')
+      .startActiveSpan('start order', { attributes: { [TraceAttribute.orderId]: order.orderId } }, async (span) => {
+        try {
+          const code = await startAndReport(order, flags, settings, connect, tracing);
+          if (code !== Exit.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: `exit code ${code}` });
+          return code;
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'failed' });
+          throw error;
+        } finally {
+          span.end();
+        }
+      });
+  } finally {
+    // Flushes the spans still buffered before the process exits.
+    await tracing?.shutdown();
+  }
+}
 
+async function startAndReport(
+  order: OrderInput,
+  flags: Flags,
+  settings: ReturnType<typeof loadTemporalSettings>,
+  connect: ReturnType<typeof loadTemporalConnectConfig>,
+  tracing: Tracing | null,
+): Promise<number> {
   const connection = await Connection.connect(connect.connectionOptions);
   try {
-    const client = new Client({ connection, namespace: connect.namespace });
-    const order = parsed.value;
+    const client = new Client({
+      connection,
+      namespace: connect.namespace,
+      ...(tracing && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
+    });
     // Only chooses the verb below; the workflow-ID policies are what hold under a race.
     const before = await describeIfExists(client, workflowIdForOrder(order.orderId));
     const started = await startOrderForPaymentOutcome(client, settings.taskQueue, order, {
