@@ -1,13 +1,16 @@
 import { fileURLToPath } from 'node:url';
-import { Worker, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import { Worker, type InjectedSinks, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
-import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { makeWorkflowExporter, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import { activityTracing } from '../telemetry/activity-tracing.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
 
-/** The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts), for tracing workers bundling from source. */
-const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL('../workflows/otel-interceptors.ts', import.meta.url));
+/**
+ * The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts): in every
+ * prebundled file (bundle-workflows.ts), and in a tracing worker's bundle from source.
+ */
+export const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL('../workflows/otel-interceptors.ts', import.meta.url));
 
 /** Workflow source, for development workers; production loads the prebundled file. */
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -51,11 +54,21 @@ export interface OrderWorkerOptions {
    */
   shutdownGraceTimeMs?: number;
   /**
-   * Traces, from startTracing: a span per activity attempt; and, when the workflows are bundled
-   * from source (no workflowBundlePath), the workflow's own spans, so one trace follows the run.
-   * Default off.
+   * Traces, from startTracing: a span per activity attempt, and the workflow's own spans (from
+   * the interceptors a prebundled file carries, or added to the bundle from source), so one
+   * trace follows the run. Default off.
    */
   tracing?: Tracing | null;
+}
+
+/**
+ * Where the workflow interceptors' spans leave the sandbox (the `exporter` sink): the tracing's
+ * span processor, or, with tracing off, nowhere (a worker on a prebundled file runs the
+ * interceptors either way, and an unregistered sink is logged as an error on every span).
+ */
+export function workflowSpanSinks(tracing: Tracing | null): InjectedSinks<OpenTelemetrySinks> {
+  if (tracing) return { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) };
+  return { exporter: { export: { fn: () => undefined } } };
 }
 
 /** The worker that runs the saga and its activities: one shape for the process and the tests. */
@@ -72,7 +85,8 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       activity: [...(options.tracing ? activityTracing : []), heartbeatWhileRunning],
       ...(options.tracing && !options.workflowBundlePath && { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
     },
-    ...(options.tracing && !options.workflowBundlePath && { sinks: { exporter: makeWorkflowExporter(options.tracing.spanProcessor, options.tracing.resource) } }),
+    // A prebundled file always carries the workflow interceptors, so it always gets their sink.
+    ...((options.tracing || options.workflowBundlePath) && { sinks: workflowSpanSinks(options.tracing ?? null) }),
     ...ORDER_WORKER_TUNING,
     ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
       maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions,

@@ -6,6 +6,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, inject, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
 import { historyFromJson, type History } from '../../src/temporal/history-json.js';
+import { workflowSpanSinks } from '../../src/temporal/order-worker.js';
 import { HOLD_THEN_CAPTURE_PATCH } from '../../src/workflows/patches.js';
 
 /**
@@ -67,8 +68,9 @@ async function loadFixture(name: string): Promise<Fixture> {
 }
 
 function replayOptions(): ReplayWorkerOptions {
-  // The same bundle every test worker runs, built from the current workflow source.
-  return { workflowBundle: { codePath: inject('workflowBundlePath') } };
+  // The same bundle every test worker runs, built from the current workflow source; it carries
+  // the OpenTelemetry workflow interceptors, so it gets the sink a prebundled worker registers.
+  return { workflowBundle: { codePath: inject('workflowBundlePath') }, sinks: workflowSpanSinks(null) };
 }
 
 describe('failure matrix row 13: recorded histories replay without nondeterminism', () => {

@@ -4,41 +4,54 @@ import { fileURLToPath } from 'node:url';
 import { Resource } from '@opentelemetry/resources';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { describe, expect, it } from 'vitest';
+import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
 import { historyFromJson } from '../../src/temporal/history-json.js';
-import { PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from '../../src/temporal/order-worker.js';
+import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowSpanSinks } from '../../src/temporal/order-worker.js';
 
 /**
  * Turning tracing on must not break a run in flight: every recorded history (recorded without the
  * OpenTelemetry workflow interceptors) replays with them, as a tracing worker runs the workflows
- * (src/temporal/order-worker.ts with tracing, bundled from source), and no span is exported while
- * replaying.
+ * (src/temporal/order-worker.ts with tracing, bundled from source, or on the prebundled file,
+ * which always carries them), and no span is exported while replaying.
  */
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories', import.meta.url));
-const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL('../../src/workflows/otel-interceptors.ts', import.meta.url));
 
 Runtime.install({ logger: new DefaultLogger('WARN') });
 
+async function loadFixtures() {
+  const names: string[] = [];
+  for (const shape of await readdir(FIXTURES)) {
+    for (const file of await readdir(path.join(FIXTURES, shape))) if (file.endsWith('.json')) names.push(`${shape}/${file.replace(/\.json$/, '')}`);
+  }
+  const fixtures = await Promise.all(
+    names.map(async (name) => {
+      const json = JSON.parse(await readFile(path.join(FIXTURES, `${name}.json`), 'utf8')) as { events: Record<string, unknown>[] };
+      const started = json.events[0]?.workflowExecutionStartedEventAttributes as { input: { payloads: { data: string }[] } };
+      const order = JSON.parse(Buffer.from(started.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as { orderId: string };
+      return { name, workflowId: workflowIdForOrder(order.orderId), history: historyFromJson(json) };
+    }),
+  );
+  return { names, fixtures };
+}
+
+/** Each history's replay outcome by fixture name: 'ok' or the error. */
+async function replayAll(options: ReplayWorkerOptions, fixtures: Awaited<ReturnType<typeof loadFixtures>>['fixtures']) {
+  const results: Record<string, string> = {};
+  for await (const result of Worker.runReplayHistories(options, fixtures)) {
+    const name = fixtures.find((fixture) => fixture.workflowId === result.workflowId)?.name ?? result.workflowId;
+    results[name] = result.error ? `${result.error.name}: ${result.error.message}` : 'ok';
+  }
+  return results;
+}
+
 describe('recorded histories replay on a tracing worker', () => {
   it('every recorded history replays with the OpenTelemetry workflow interceptors, exporting nothing', async () => {
-    const names: string[] = [];
-    for (const shape of await readdir(FIXTURES)) {
-      for (const file of await readdir(path.join(FIXTURES, shape))) if (file.endsWith('.json')) names.push(`${shape}/${file.replace(/\.json$/, '')}`);
-    }
+    const { names, fixtures } = await loadFixtures();
     expect(names.length).toBeGreaterThanOrEqual(10);
-    const fixtures = await Promise.all(
-      names.map(async (name) => {
-        const json = JSON.parse(await readFile(path.join(FIXTURES, `${name}.json`), 'utf8')) as { events: Record<string, unknown>[] };
-        const started = json.events[0]?.workflowExecutionStartedEventAttributes as { input: { payloads: { data: string }[] } };
-        const order = JSON.parse(Buffer.from(started.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as { orderId: string };
-        return { name, workflowId: workflowIdForOrder(order.orderId), history: historyFromJson(json) };
-      }),
-    );
     const exported = new InMemorySpanExporter();
-    const results: Record<string, string> = {};
-    const replays = Worker.runReplayHistories(
+    const results = await replayAll(
       {
         workflowsPath: WORKFLOWS_PATH,
         bundlerOptions: { preloadModules: PRELOADED_WORKFLOW_MODULES },
@@ -47,11 +60,22 @@ describe('recorded histories replay on a tracing worker', () => {
       },
       fixtures,
     );
-    for await (const result of replays) {
-      const name = fixtures.find((fixture) => fixture.workflowId === result.workflowId)?.name ?? result.workflowId;
-      results[name] = result.error ? `${result.error.name}: ${result.error.message}` : 'ok';
-    }
     expect(results).toEqual(Object.fromEntries(names.map((name) => [name, 'ok'])));
+    expect(exported.getFinishedSpans()).toEqual([]);
+  }, 180_000);
+
+  it('every recorded history replays on the prebundled file (npm run build:workflows, which carries the interceptors), with the sinks a prebundled worker registers', async () => {
+    const { names, fixtures } = await loadFixtures();
+    const exported = new InMemorySpanExporter();
+    const resource = new Resource({ 'service.name': 'replay' });
+    // The bundle the run's global setup made with bundleWorkflows: the production file.
+    const bundle = { codePath: inject('workflowBundlePath') };
+    // The bundle's interceptor list names the OpenTelemetry module (what makes a prebundled worker trace the workflow).
+    expect(await readFile(bundle.codePath, 'utf8')).toMatch(/function importInterceptors\(\) \{[^}]*otel-interceptors\.ts/);
+    const traced = await replayAll({ workflowBundle: bundle, sinks: { exporter: makeWorkflowExporter(new SimpleSpanProcessor(exported), resource) } }, fixtures);
+    const untraced = await replayAll({ workflowBundle: bundle, sinks: workflowSpanSinks(null) }, fixtures);
+    const allOk = Object.fromEntries(names.map((name) => [name, 'ok']));
+    expect({ traced, untraced }).toEqual({ traced: allOk, untraced: allOk });
     expect(exported.getFinishedSpans()).toEqual([]);
   }, 180_000);
 });
