@@ -10,10 +10,41 @@ import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-proce
 /**
  * Traces from the worker process (issue 15), in the local trace store (TRACE_FILE): a span per
  * activity attempt carrying the order ID, the workflow and run IDs, the activity ID, the attempt
- * and the idempotency key; under it a span per Stripe request with the request's key.
+ * and the idempotency key; under it a span per Stripe request with the request's key and a span
+ * per PostgreSQL query with its parametrized statement. A worker on the prebundled file traces the
+ * workflow too, and a starter's order is one trace from the starter to the queries.
  */
 let harness: SagaHarness;
 let dir: string;
+
+async function readSpans(...files: string[]): Promise<StoredSpan[]> {
+  const texts = await Promise.all(files.map((file) => readFile(file, 'utf8')));
+  return texts
+    .join('\n')
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as StoredSpan);
+}
+
+const isPostgres = (span: StoredSpan) => span.attributes['db.system'] === 'postgresql';
+
+/**
+ * Nothing about the customer in any span: no payment method (pm_…), customer ID, email, card
+ * number or amount, and no query parameter values (only statements with their placeholders).
+ */
+function expectNoCustomerData(spans: readonly StoredSpan[], order: { paymentMethod: string; customerId: string }): void {
+  const text = JSON.stringify(spans);
+  expect(text).not.toContain(order.paymentMethod);
+  expect(text).not.toContain('pm_');
+  expect(text).not.toContain(order.customerId);
+  expect(text).not.toContain('"amount"');
+  // Emails. (The SDK's workflow spans carry the worker's build ID, `@temporalio/worker@1.24.0+…`.)
+  expect(text).not.toMatch(/[\w.+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/i);
+  // Card numbers: 13 to 19 digits, perhaps grouped. Span and trace IDs are hex and may be all
+  // digits, so only the attributes are searched.
+  expect(JSON.stringify(spans.map((span) => span.attributes))).not.toMatch(/\d(?:[ -]?\d){12,18}/);
+  expect(spans.filter((span) => Object.keys(span.attributes).some((name) => name.startsWith('db.postgresql.values')))).toEqual([]);
+}
 
 beforeAll(async () => {
   harness = await startSagaHarness({ worker: false });
@@ -37,10 +68,7 @@ describe('worker traces', () => {
     // A graceful stop flushes the spans still buffered.
     expect(await worker.stop()).toEqual({ code: 0, signal: null });
 
-    const spans = (await readFile(traceFile, 'utf8'))
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as StoredSpan);
+    const spans = await readSpans(traceFile);
     const ofOrder = spans.filter((span) => span.attributes[TraceAttribute.orderId] === order.orderId);
     expect(ofOrder.map((span) => span.name).sort()).toEqual(
       [
@@ -76,21 +104,49 @@ describe('worker traces', () => {
       [['Stripe POST /v1/payment_intents', key, 'unset']],
     ]);
     expect(stripeSpans[1]?.[0]?.attributes['stripe.idempotent_replayed']).toBe(true);
-    // Nothing about the customer: no payment method, customer ID or amount in any span.
-    const text = JSON.stringify(spans);
-    expect(text).not.toContain(order.paymentMethod);
-    expect(text).not.toContain(order.customerId);
-    expect(text).not.toMatch(/"amount"|@/);
+    // The prebundled file carries the workflow interceptors: the whole run is one trace, each
+    // activity attempt under the workflow span that started it.
+    const traceIds = new Set(ofOrder.map((span) => span.traceId));
+    expect(traceIds.size).toBe(1);
+    const byId = new Map(spans.map((span) => [span.spanId, span]));
+    expect(spans.filter((span) => traceIds.has(span.traceId) && span.name === 'RunWorkflow:orderPaymentSaga')).toHaveLength(1);
+    for (const activity of ofOrder) {
+      expect(byId.get(activity.parentSpanId ?? '')?.name).toBe(activity.name.replace('RunActivity:', 'StartActivity:'));
+    }
+    // Every attempt's PostgreSQL queries are its children, each with its statement as written:
+    // placeholders, never the values.
+    for (const activity of ofOrder) {
+      const queries = spans.filter((span) => span.parentSpanId === activity.spanId && isPostgres(span) && span.name.startsWith('pg.query'));
+      expect(queries.length, activity.name).toBeGreaterThan(0);
+      for (const query of queries) expect(query.attributes['db.statement']).toEqual(expect.any(String));
+    }
+    const capture = ofOrder.find((span) => span.name === 'RunActivity:capturePayment');
+    const captureStatements = spans.filter((span) => span.parentSpanId === capture?.spanId && isPostgres(span)).map((span) => String(span.attributes['db.statement']));
+    expect(captureStatements.some((statement) => /insert into outbox/.test(statement) && statement.includes('$1'))).toBe(true);
+    expectNoCustomerData(spans, order);
 
     const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', traceFile], {});
     expect(printed.code, printed.stderr).toBe(0);
     const lines = printed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^order ${order.orderId}: \\d+ spans, 3 failed \\(`));
-    expect(lines.filter((line) => line.startsWith('RunActivity:'))).toHaveLength(6);
-    expect(lines.filter((line) => line.startsWith('  Stripe POST /v1/payment_intents  ('))).toHaveLength(3);
-    expect(lines.filter((line) => line.startsWith('  Stripe POST /v1/payment_intents/{id}/capture'))).toHaveLength(1);
-    expect(lines.find((line) => line.startsWith('RunActivity:authorizePayment') && line.includes('attempt 1'))).toContain('✗ FAILED');
-    expect(lines.find((line) => line.startsWith('RunActivity:authorizePayment') && line.includes('attempt 2'))).not.toContain('FAILED');
+    expect(lines[1]).toMatch(/^RunWorkflow:orderPaymentSaga /);
+    // RunWorkflow > StartActivity > RunActivity > Stripe and PostgreSQL.
+    const at = (depth: number, prefix: string) => lines.filter((line) => line.startsWith(`${'  '.repeat(depth)}${prefix}`));
+    expect(at(2, 'RunActivity:')).toHaveLength(6);
+    expect(at(3, 'Stripe POST /v1/payment_intents  (')).toHaveLength(3);
+    expect(at(3, 'Stripe POST /v1/payment_intents/{id}/capture')).toHaveLength(1);
+    // One summary line per attempt for its queries; no query of its own without --sql.
+    expect(at(3, 'PostgreSQL  (')).toHaveLength(6);
+    expect(at(3, 'PostgreSQL  (')[0]).toMatch(/\d+ quer(y|ies)/);
+    expect(lines.some((line) => line.trim().startsWith('pg.query'))).toBe(false);
+    expect(at(2, 'RunActivity:authorizePayment').find((line) => line.includes('attempt 1'))).toContain('✗ FAILED');
+    expect(at(2, 'RunActivity:authorizePayment').find((line) => line.includes('attempt 2'))).not.toContain('FAILED');
+
+    const withSql = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', traceFile, '--sql'], {});
+    expect(withSql.code, withSql.stderr).toBe(0);
+    const sqlLines = withSql.stdout.trim().split('\n');
+    expect(sqlLines.some((line) => line.startsWith('      pg.query:INSERT') && /insert into outbox .*\$2::text/.test(line))).toBe(true);
+    expect(sqlLines.some((line) => line.trim().startsWith('PostgreSQL  ('))).toBe(false);
 
     const unknown = await runCli('src/telemetry/trace-cli.ts', ['--order-id', 'no-such-order', '--file', traceFile], {});
     expect(unknown.code).toBe(1);
@@ -104,10 +160,7 @@ describe('worker traces', () => {
     expect((await started.handle.result()).status).toBe('completed');
     expect(await worker.stop()).toEqual({ code: 0, signal: null });
 
-    const spans = (await readFile(traceFile, 'utf8'))
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as StoredSpan);
+    const spans = await readSpans(traceFile);
     const activities = spans.filter((span) => span.attributes[TraceAttribute.orderId] === order.orderId);
     expect(activities).toHaveLength(5);
     const traceIds = new Set(activities.map((span) => span.traceId));
@@ -125,5 +178,45 @@ describe('worker traces', () => {
     const lines = printed.stdout.trim().split('\n');
     expect(lines[1]).toMatch(/^RunWorkflow:orderPaymentSaga /);
     expect(lines.some((line) => /^ {4}RunActivity:capturePayment /.test(line))).toBe(true);
+  }, 240_000);
+  it('an order from the starter is one trace: the starter span, its Update-with-Start, the workflow, each activity and its PostgreSQL queries', async () => {
+    const workerTraces = path.join(dir, 'traces-starter-worker.jsonl');
+    const starterTraces = path.join(dir, 'traces-starter.jsonl');
+    const worker = await startWorkerProcess(harness, { env: { TRACE_FILE: workerTraces } });
+    const order = await harness.newOrder();
+    const started = await runCli(
+      'src/starter.ts',
+      [
+        ...['--order-id', order.orderId, '--customer-id', order.customerId, '--amount', String(order.amount), '--currency', order.currency],
+        ...['--payment-method', order.paymentMethod, '--sku', order.sku, '--quantity', String(order.quantity), '--wait', '--json'],
+      ],
+      { TEMPORAL_ADDRESS: harness.temporalAddress, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: harness.taskQueue, TRACE_FILE: starterTraces },
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect((JSON.parse(started.stdout) as { result: { status: string } }).result.status).toBe('completed');
+    expect(await worker.stop()).toEqual({ code: 0, signal: null });
+
+    const spans = await readSpans(workerTraces, starterTraces);
+    const root = spans.find((span) => span.name === 'start order' && span.attributes[TraceAttribute.orderId] === order.orderId);
+    if (!root) throw new Error(`no 'start order' span of ${order.orderId}`);
+    expect(root.service).toBe('order-payments-starter');
+    expect(root.parentSpanId).toBeNull();
+    const trace = spans.filter((span) => span.traceId === root.traceId);
+    const byId = new Map(trace.map((span) => [span.spanId, span]));
+    const ancestry = (span: StoredSpan): string[] => {
+      const parent = span.parentSpanId === null ? undefined : byId.get(span.parentSpanId);
+      return parent ? [...ancestry(parent), parent.name] : [];
+    };
+    const record = trace.find((span) => span.name === 'RunActivity:recordOrder');
+    if (!record) throw new Error(`no recordOrder span in the starter's trace: ${trace.map((span) => span.name).join(', ')}`);
+    expect(ancestry(record)).toEqual(['start order', 'UpdateWithStartWorkflow:paymentOutcome', 'RunWorkflow:orderPaymentSaga', 'StartActivity:recordOrder']);
+    const queries = trace.filter((span) => span.parentSpanId === record.spanId && isPostgres(span));
+    expect(queries.some((span) => /insert into orders/i.test(String(span.attributes['db.statement'])))).toBe(true);
+    // Every activity of the order is in this one trace.
+    expect(spans.filter((span) => span.attributes[TraceAttribute.orderId] === order.orderId && span.traceId !== root.traceId)).toEqual([]);
+    expectNoCustomerData(spans, order);
+
+    const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', workerTraces], {});
+    expect(printed.code, printed.stderr).toBe(0);
   }, 240_000);
 });
