@@ -70,6 +70,12 @@ const schema = z.object({
   RETENTION_REAP_EVERY_MINUTES: z.coerce.number({ error: 'must be a number of minutes, such as 60' }).int().min(1).max(24 * 60).default(60),
   /** The UTC hour the daily reconciliation's schedule runs at. Default 3 (03:00 UTC). */
   RECONCILE_HOUR_UTC: z.coerce.number({ error: 'must be an hour from 0 to 23' }).int().min(0).max(23).default(3),
+  /**
+   * Soak runs only (`npm run soak` sets it for its workers): every horizon this many seconds,
+   * below the floors, and the reaper every fifth of it (at least 10 s), so a run of minutes sees
+   * its tables level off. Never in production: refused with NODE_ENV=production. Unset by default.
+   */
+  RETENTION_SOAK_HORIZON_SECONDS: z.coerce.number({ error: 'must be a number of seconds, such as 300' }).int().min(10).max(86_400).optional(),
 });
 
 /** Every horizon in milliseconds, and the reaper's cadence. */
@@ -113,6 +119,11 @@ export function loadRetentionSettings(env: Env = process.env): RetentionSettings
     reapEveryMs: data.RETENTION_REAP_EVERY_MINUTES * 60_000,
     reconcileHourUtc: data.RECONCILE_HOUR_UTC,
   };
+  if (data.RETENTION_SOAK_HORIZON_SECONDS !== undefined) {
+    if (env.NODE_ENV === 'production') throw new ConfigError(['RETENTION_SOAK_HORIZON_SECONDS: a soak-only setting, refused with NODE_ENV=production; unset it']);
+    const horizonMs = data.RETENTION_SOAK_HORIZON_SECONDS * 1000;
+    return { ...settings, activityKeyMs: horizonMs, outboxSentMs: horizonMs, inboxMs: horizonMs, reapEveryMs: Math.max(10_000, Math.round(horizonMs / 5)) };
+  }
   const floors = retentionFloors(settings.operatorResetMs);
   const why = {
     activityKeyMs: ['RETENTION_ACTIVITY_KEY_DAYS', `settlement (14 days) + RETENTION_OPERATOR_RESET_DAYS (${inDays(settings.operatorResetMs)})`],
