@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import type pg from 'pg';
 import { ActivityId } from '../domain/activity-ids.js';
 import { workflowIdForOrder, type OrderInput } from '../domain/order-input.js';
 import { setStock } from '../inventory/stock.js';
@@ -51,6 +52,35 @@ export interface ChaosOptions {
   /** Keep the database and the worker logs afterwards. */
   keep?: boolean;
   say?: (line: string) => void;
+  /** Orders offered per second, at a steady pace. Default: all at once, 32 starts at a time. */
+  ratePerSecond?: number | undefined;
+  /** The pause between worker kills, [min, max] ms. Default 2.5 to 5 s. */
+  killEveryMs?: [number, number] | undefined;
+  /** Slots whose worker is never killed: a soak keeps one long-lived worker to watch its memory. */
+  spareSlots?: number[] | undefined;
+  /** More environment for the workers (a soak's short retention horizons). */
+  workerEnv?: Record<string, string> | undefined;
+  /** Names the database, the task queue and the log directory. Default chaos. */
+  label?: string | undefined;
+  /**
+   * Called once the workers are up; the first order follows at once, and the faults last
+   * `durationSeconds` from it. What it returns is stopped once
+   * every order has ended (or the drain ran out), before the workers stop and the check runs.
+   */
+  onRunning?: ((run: ChaosRunContext) => Promise<{ stop(): Promise<void> }>) | undefined;
+}
+
+/** What a caller of runChaos sees of a run in progress (a soak samples it, and adds services). */
+export interface ChaosRunContext {
+  database: { name: string; url: string; pool: pg.Pool };
+  temporal: { address: string; client: Client };
+  taskQueue: string;
+  logDir: string;
+  fleet: WorkerFleet;
+  orders: readonly ChaosOrder[];
+  /** Orders whose workflow was started, and those that ended, so far. */
+  started: ReadonlySet<string>;
+  endings: ReadonlyMap<string, Ending>;
 }
 
 export interface ChaosReport {
@@ -100,14 +130,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const randomFor = (stream: number) => seededRandom(options.seed * 7919 + stream);
   const runStarted = Date.now();
   const cleanups: (() => Promise<unknown>)[] = [];
-  const logDir = await mkdtemp(path.join(os.tmpdir(), `order-payments-chaos-${tag}-`));
+  const label = options.label ?? 'chaos';
+  const logDir = await mkdtemp(path.join(os.tmpdir(), `order-payments-${label}-${tag}-`));
   let keepLogs = options.keep ?? false;
 
   try {
     say('starting Temporal, a throwaway database and the Stripe emulator');
     const [temporal, db, emulator] = await Promise.all([
       connectTemporal(options.temporal).then((value) => (cleanups.push(value.stop), value)),
-      createThrowawayDatabase({ label: 'chaos' }).then((value) => (cleanups.push(() => (options.keep ? value.pool.end() : value.drop())), value)),
+      createThrowawayDatabase({ label }).then((value) => (cleanups.push(() => (options.keep ? value.pool.end() : value.drop())), value)),
       startStripeEmulator({ port: 0 }).then((value) => (cleanups.push(() => value.close()), value)),
     ]);
     const bundlePath = options.workflowBundlePath ?? (await bundleWorkflows(path.join(logDir, 'workflow-bundle.js')));
@@ -115,7 +146,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const mix = buildOrderMix(options.orders, tag, randomFor(1));
     for (const { sku, available } of mix.stock) await setStock(db.pool, sku, available);
 
-    const taskQueue = `chaos-${tag}`;
+    const taskQueue = `${label}-${tag}`;
     const fleet = new WorkerFleet(
       workerCount,
       {
@@ -130,6 +161,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         TEMPORAL_TASK_QUEUE: taskQueue,
         WORKFLOW_BUNDLE_PATH: bundlePath,
         LOG_LEVEL: 'info',
+        ...options.workerEnv,
       },
       logDir,
     );
@@ -138,26 +170,39 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await fleet.start();
 
     installStripeFaults(emulator, options.seed);
+    const endings = new Map<string, Ending>();
+    const started = new Set<string>();
+    const context: ChaosRunContext = {
+      database: { name: db.name, url: db.url, pool: db.pool },
+      temporal: { address: temporal.address, client: temporal.client },
+      taskQueue,
+      logDir,
+      fleet,
+      orders: mix.orders,
+      started,
+      endings,
+    };
+    const alongside = options.onRunning ? await options.onRunning(context) : null;
+    if (alongside) cleanups.push(() => alongside.stop());
     const ordersStarted = Date.now();
     const faultsEnd = ordersStarted + options.durationSeconds * 1000;
     const deadline = faultsEnd + drainSeconds * 1000;
     say(`${options.orders} orders; faults for ${options.durationSeconds} s, every order must end within ${drainSeconds} s after`);
 
-    const endings = new Map<string, Ending>();
-    const started = new Set<string>();
     // When the last order ended (the run itself lasts at least as long as the faults); null
     // while some order has not.
     let lastEnding: number | null = null;
-    const waiters = startAll(mix.orders, temporal.client, taskQueue, started, endings).then(() => {
+    const waiters = startAll(mix.orders, temporal.client, taskQueue, started, endings, options.ratePerSecond).then(() => {
       lastEnding = Date.now();
     });
 
     const resetsPlanned = Math.floor(options.orders / ORDERS_PER_RESET);
     const killRandom = randomFor(2);
+    const spare = new Set(options.spareSlots ?? []);
     const terminateRandom = randomFor(3);
     const faultLoops = Promise.all([
-      everyFewSeconds(faultsEnd, [2_500, 5_000], killRandom, () => {
-        const ready = fleet.readySlots();
+      everyFewSeconds(faultsEnd, options.killEveryMs ?? [2_500, 5_000], killRandom, () => {
+        const ready = fleet.readySlots().filter((slot) => !spare.has(slot));
         const slot = ready[Math.floor(killRandom() * ready.length)];
         if (slot !== undefined) fleet.killAndRestart(slot);
         return Promise.resolve();
@@ -190,6 +235,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // A reset can land on a run that had just returned: its new run is still going.
     if (await followRestarted(temporal.client, mix.orders, endings, deadline)) lastEnding = Date.now();
     const ordersSeconds = ((lastEnding ?? Date.now()) - ordersStarted) / 1000;
+    await alongside?.stop();
 
     const stripeFaults = stripeFaultCounts(emulator);
     emulator.clearFaults();
@@ -283,15 +329,27 @@ async function connectTemporal(existing: ChaosOptions['temporal']): Promise<{ ad
 }
 
 /**
- * Starts every order through the starter, a few at a time, and waits for each to end. The
- * starter is idempotent, so a start that fails on a transient error is simply tried again.
+ * Starts every order through the starter, a few at a time (or, given a rate, the k-th no sooner
+ * than k/rate s after the first), and waits for each to end. The starter is idempotent, so a
+ * start that fails on a transient error is simply tried again.
  */
-function startAll(orders: ChaosOrder[], client: Client, taskQueue: string, started: Set<string>, endings: Map<string, Ending>): Promise<void> {
+function startAll(
+  orders: ChaosOrder[],
+  client: Client,
+  taskQueue: string,
+  started: Set<string>,
+  endings: Map<string, Ending>,
+  ratePerSecond?: number,
+): Promise<void> {
   const queue = [...orders];
   const waits: Promise<void>[] = [];
+  const first = Date.now();
+  let offered = 0;
   const starter = async () => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       const { order } = next;
+      const due = ratePerSecond === undefined ? 0 : first + (offered++ * 1000) / ratePerSecond;
+      if (due > Date.now()) await sleep(due - Date.now());
       for (let attempt = 1; attempt <= 5; attempt++) {
         try {
           const { workflowId, handle } = await startOrder(client, taskQueue, order);

@@ -96,6 +96,13 @@ export class WorkerFleet {
     }
   }
 
+  /** Each slot's current process (a slot between a kill and its restart has none), to sample its memory. */
+  processes(): { slot: number; generation: number; pid: number; ready: boolean }[] {
+    return this.#slots.flatMap((worker, slot) =>
+      worker?.child.pid === undefined ? [] : [{ slot, generation: worker.generation, pid: worker.child.pid, ready: worker.ready }],
+    );
+  }
+
   counts(): FleetCounts {
     return structuredClone(this.#counts);
   }
