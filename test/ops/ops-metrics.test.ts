@@ -446,8 +446,10 @@ async function pathsTheDemoDoesNotTake(): Promise<void> {
     // Cancelled while Stripe captures, and refunded by a person before the saga's refund gets
     // through: Stripe refuses the saga's refund, so the order goes in front of a person.
     const refused = order('refund-refused');
-    emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: refused.orderId, latencyMs: 2_000 });
-    emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/refunds', orderId: refused.orderId, latencyMs: 3_000 });
+    // The capture is slow enough for the cancel to land while it runs (as the demo's), and the
+    // saga's refund slow enough for the hand-made one, made as soon as the capture shows, to go first.
+    emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: refused.orderId, latencyMs: 4_000 });
+    emulator.addFault({ kind: 'latency', method: 'POST', path: '/v1/refunds', orderId: refused.orderId, latencyMs: 5_000 });
     const refusedRun = await startOrder(client, stack.taskQueue, refused);
     const started = proto.temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
     await untilActivityPending(refusedRun.handle, (activity) => activity.activityType?.name === 'capturePayment' && activity.state === started, { intervalMs: 100 });
