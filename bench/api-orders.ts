@@ -21,6 +21,7 @@ import { DEFAULT_API_IDEMPOTENCY } from '../src/api-idempotency/settings.js';
 import { migrate } from '../src/db/migrate.js';
 import { createPool } from '../src/db/pool.js';
 import { resolveTemporalCli } from '../src/temporal/cli-path.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server-settings.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -50,7 +51,7 @@ async function main(): Promise<void> {
   const db = createPool({ connectionString: url.toString(), max: 20, applicationName: 'bench-api-orders' });
   say('starting a Temporal dev server');
   const env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: resolveTemporalCli() }, searchAttributes: ORDER_SEARCH_ATTRIBUTES, ip: '127.0.0.1', ui: false, extraArgs: ['--log-level', 'error'] },
+    server: { executable: { type: 'existing-path', path: resolveTemporalCli() }, searchAttributes: ORDER_SEARCH_ATTRIBUTES, ip: '127.0.0.1', ui: false, extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG] },
   });
   const connection = await Connection.connect({ address: env.address });
   try {

@@ -7,6 +7,7 @@ import type { TestProject } from 'vitest/node';
 import { findFreePort } from '../src/stack/ports.js';
 import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server-settings.js';
 import { BootstrapError, ensureChromium, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/tools/bootstrap.js';
 
 declare module 'vitest' {
@@ -79,7 +80,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       searchAttributes: ORDER_SEARCH_ATTRIBUTES,
       ip: '127.0.0.1',
       ui: false,
-      extraArgs: ['--log-level', 'error'],
+      extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG],
     },
   });
   const workflowBundlePath = await bundleWorkflows(path.join(scratch, 'workflow-bundle.js'));

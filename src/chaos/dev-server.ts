@@ -2,6 +2,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { resolveTemporalCli } from '../temporal/cli-path.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../temporal/dev-server-settings.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../temporal/search-attributes.js';
 
 export interface DevServer {
@@ -28,7 +29,7 @@ export async function startDevServer(): Promise<DevServer> {
       ui: false,
       // Its own overload complaints (SQLite timeouts) would drown the run's output; runs that
       // fail show up in the results.
-      extraArgs: ['--log-level', 'never'],
+      extraArgs: ['--log-level', 'never', ...DEV_SERVER_DYNAMIC_CONFIG],
     },
   });
   return {

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../temporal/dev-server-settings.js';
 import { spawnManaged, type ManagedProcess } from './child-process.js';
 
 export interface TemporalServerOptions {
@@ -45,6 +46,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     'OrderStatus=Keyword',
     '--log-level',
     'warn',
+    ...DEV_SERVER_DYNAMIC_CONFIG,
     ...(options.uiPort === null ? ['--headless'] : ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch']),
     ...(options.databaseFile === null ? [] : ['--db-filename', options.databaseFile]),
   ];
