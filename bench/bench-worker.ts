@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { createPool } from '../src/db/pool.js';
 import { createStripeClient } from '../src/stripe/client.js';
 import { createOrderWorker, ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
+import { startTracing } from '../src/telemetry/tracing.js';
+import { workerTelemetryOptions } from '../src/telemetry/worker-telemetry.js';
 import { createBaselineActivities } from './baseline-activities.js';
 import { countQueries } from './query-counter.js';
 import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
@@ -24,10 +26,15 @@ const env = z
     DATABASE_POOL_SIZE: z.coerce.number().int().positive().default(10),
     STRIPE_API_BASE: z.url(),
     STRIPE_SECRET_KEY: z.string().min(1),
+    /** Set: the worker's metrics (the SDK's Prometheus exporter on this port) and traces (this file) are on, as in the stack. */
+    BENCH_METRICS_PORT: z.coerce.number().int().positive().optional(),
+    BENCH_TRACE_FILE: z.string().min(1).optional(),
   })
   .parse(process.env);
 
-Runtime.install({ logger: new DefaultLogger('WARN') });
+const telemetryOptions = workerTelemetryOptions(env.BENCH_METRICS_PORT ?? null);
+Runtime.install({ logger: new DefaultLogger('WARN'), ...(telemetryOptions && { telemetryOptions }) });
+const tracing = env.BENCH_TRACE_FILE ? startTracing('order-payments-bench-worker', { TRACE_FILE: env.BENCH_TRACE_FILE }) : null;
 const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS });
 const db = createPool({ connectionString: env.DATABASE_URL, max: env.DATABASE_POOL_SIZE, applicationName: 'order-payments-bench-worker' });
 const counter = countQueries(db);
@@ -41,6 +48,7 @@ const worker =
         taskQueue: env.TEMPORAL_TASK_QUEUE,
         deps: { db, stripe },
         workflowBundlePath: env.BENCH_WORKFLOW_BUNDLE,
+        tracing,
       })
     : await Worker.create({
         ...ORDER_WORKER_TUNING,
@@ -77,3 +85,4 @@ for await (const message of getEachMessage()) {
 await running;
 await db.end();
 await connection.close();
+await tracing?.shutdown();

@@ -4,7 +4,7 @@
  * processes), measures, writes bench/results/<date>-<sha>.json and prints a markdown table.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +17,7 @@ import { createThrowawayDatabase, type ThrowawayDatabase } from '../src/chaos/th
 import { startDevServer, type DevServer } from '../src/chaos/dev-server.js';
 import { workflowIdForOrder, type OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult } from '../src/domain/order-result.js';
+import { findFreePort } from '../src/stack/ports.js';
 import { startStripeEmulator } from '../src/stripe-emulator/index.js';
 import { BootstrapError, ensureTemporalCli, oneLine } from '../src/tools/bootstrap.js';
 import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
@@ -27,7 +28,7 @@ import { runLedgerMicro } from './ledger-micro.js';
 import { FULL_PLAN, MEMORY_CAPPED_WORKER, QUICK_PLAN, type BenchPlan } from './plan.js';
 import { measurePaymentOutcome } from './payment-outcome.js';
 import { proveReplayCost } from './replay-proof.js';
-import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type Target, type Workload } from './report.js';
+import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type Target, type TelemetryCost, type Workload } from './report.js';
 import { startBenchWorker, type BenchWorker } from './worker-child.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -133,6 +134,26 @@ async function main(): Promise<void> {
       }
     }
 
+    say(`telemetry: the saga with the worker's metrics and traces on against off, at concurrency ${plan.telemetry.concurrency}`);
+    const telemetry = await measureTelemetryCost({
+      db,
+      off: workers.saga,
+      startObserved: async () => {
+        const traceFile = path.join(bundleDir, 'traces.jsonl');
+        const worker = await startBenchWorker({
+          ...workerEnv('saga', sagaBundle),
+          TEMPORAL_TASK_QUEUE: `bench-observed-${tag}`,
+          BENCH_METRICS_PORT: String(await findFreePort()),
+          BENCH_TRACE_FILE: traceFile,
+        });
+        return { worker, traceFile };
+      },
+      run: (observed: boolean, label: string) =>
+        orderRunner(server.client, 'saga', observed ? `bench-observed-${tag}` : `bench-saga-${tag}`, `${label}-${tag}`),
+      ...plan.telemetry,
+    });
+    say(`  off ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s, on ${telemetry.on.ordersPerSecond.toFixed(1)} orders/s (${(telemetry.onOverOff * 100).toFixed(0)}%)`);
+
     // The paced clients offer half of what the saga itself sustained at 16 in this run.
     const sagaAt16 = levels.find((level) => level.workload === 'saga' && level.concurrency === 16);
     const offeredPerSecond = (sagaAt16?.ordersPerSecond ?? 10) / 2;
@@ -185,7 +206,7 @@ async function main(): Promise<void> {
     say('capture replay cost');
     const replay = await proveReplayCost({ databaseUrl: db.url, emulator, stripeKey: STRIPE_KEY, replays: plan.replays });
 
-    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, paymentOutcome, db, server });
+    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, paymentOutcome, telemetry, db, server });
     const table = markdownReport(result);
     if (flags.write) {
       const file = path.join(ROOT, 'bench', 'results', `${result.startedAt.slice(0, 10)}-${result.commit}.json`);
@@ -281,6 +302,59 @@ function combine(samples: LevelSample[]): Omit<LevelResult, 'workload' | 'concur
   };
 }
 
+/**
+ * The saga's throughput with the worker's telemetry on (the SDK's Prometheus exporter serving,
+ * the saga's metrics emitted, every span written to a local trace store, as `npm run stack` runs
+ * it) against the same worker build with it off, in alternating rounds on the same database.
+ */
+async function measureTelemetryCost(options: {
+  db: ThrowawayDatabase;
+  off: BenchWorker;
+  startObserved: () => Promise<{ worker: BenchWorker; traceFile: string }>;
+  run: (observed: boolean, label: string) => (index: number) => Promise<void>;
+  concurrency: number;
+  orders: number;
+  rounds: number;
+}): Promise<TelemetryCost> {
+  const { worker: on, traceFile } = await options.startObserved();
+  try {
+    await runClosedLoop({ concurrency: 16, total: 32, runOne: options.run(true, 'warm-observed') });
+    const spansBefore = await countLines(traceFile);
+    const chunk = Math.ceil(options.orders / options.rounds);
+    const samples = { off: [] as LevelSample[], on: [] as LevelSample[] };
+    for (let round = 0; round < options.rounds; round++) {
+      const turn = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      for (const way of turn) {
+        const runOne = options.run(way === 'on', `telemetry-${way}-r${round}`);
+        samples[way].push(await measureLevel(options.db, way === 'on' ? on : options.off, () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
+      }
+    }
+    const off = combine(samples.off);
+    const observed = combine(samples.on);
+    // Spans leave in batches every 500 ms; the stop flushes the rest.
+    await on.stop();
+    const spans = (await countLines(traceFile)) - spansBefore;
+    return {
+      concurrency: options.concurrency,
+      off: { ordersPerSecond: round(off.ordersPerSecond, 2), p50Ms: round(off.latencyMs.p50, 1), workerCpuMsPerOrder: round(off.workerCpuMsPerOrder, 2) },
+      on: {
+        ordersPerSecond: round(observed.ordersPerSecond, 2),
+        p50Ms: round(observed.latencyMs.p50, 1),
+        workerCpuMsPerOrder: round(observed.workerCpuMsPerOrder, 2),
+        spansPerOrder: round(spans / Math.max(1, observed.orders), 1),
+      },
+      onOverOff: round(observed.ordersPerSecond / off.ordersPerSecond, 3),
+    };
+  } finally {
+    await on.stop();
+  }
+}
+
+async function countLines(file: string): Promise<number> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return text.split('\n').filter(Boolean).length;
+}
+
 async function measureInFlight(
   worker: BenchWorker,
   label: string,
@@ -346,10 +420,11 @@ async function assemble(parts: {
   ledger: BenchResult['ledger'];
   replay: BenchResult['replay'];
   paymentOutcome: BenchResult['paymentOutcome'];
+  telemetry: BenchResult['telemetry'];
   db: ThrowawayDatabase;
   server: DevServer;
 }): Promise<BenchResult> {
-  const { levels, inFlight, ledger, replay, paymentOutcome } = parts;
+  const { levels, inFlight, ledger, replay, paymentOutcome, telemetry } = parts;
   const of = (workload: Workload) => levels.filter((level) => level.workload === workload);
   const bestOf = (workload: Workload) =>
     of(workload).reduce((best, level) => (level.ordersPerSecond > best.ordersPerSecond ? level : best));
@@ -390,6 +465,12 @@ async function assemble(parts: {
       goal: 'p50 ≥ 2× sooner at 16 clients',
       measured: `${paymentOutcome.paced.p50Speedup}× (p50 ${paymentOutcome.paced.updateWithStart.p50Ms} vs ${paymentOutcome.paced.startThenPoll.p50Ms} ms, 16 clients at ${paymentOutcome.paced.offeredPerSecond} checkouts/s, polling every ${paymentOutcome.pollIntervalMs} ms)`,
       met: paymentOutcome.paced.p50Speedup >= 2,
+    },
+    {
+      name: 'saga throughput with metrics and traces on vs off',
+      goal: '≥ 95%',
+      measured: `${(telemetry.onOverOff * 100).toFixed(0)}% (${telemetry.on.ordersPerSecond.toFixed(1)} vs ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s at ${telemetry.concurrency}, ${telemetry.on.spansPerOrder.toFixed(1)} spans/order)`,
+      met: telemetry.onOverOff >= 0.95,
     },
     {
       name: 'worker memory with 1,000 sagas in flight',
@@ -433,6 +514,7 @@ async function assemble(parts: {
     ledger,
     replay,
     paymentOutcome,
+    telemetry,
     targets,
     durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),
   };

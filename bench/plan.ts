@@ -14,6 +14,8 @@ export interface BenchPlan {
   replays: number;
   /** Checkouts timed to the payment outcome, one call against start-then-poll, at 16 clients. */
   paymentOutcome: { orders: number; rounds: number; pollIntervalMs: number };
+  /** Saga throughput with the worker's metrics and traces on against off, in alternating rounds. */
+  telemetry: { concurrency: number; orders: number; rounds: number };
 }
 
 export const FULL_PLAN: BenchPlan = {
@@ -31,6 +33,7 @@ export const FULL_PLAN: BenchPlan = {
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
   paymentOutcome: { orders: 192, rounds: 3, pollIntervalMs: 250 },
+  telemetry: { concurrency: 64, orders: 384, rounds: 3 },
 };
 
 export const QUICK_PLAN: BenchPlan = {
@@ -48,6 +51,7 @@ export const QUICK_PLAN: BenchPlan = {
   ledger: { rounds: 3, perRound: 50 },
   replays: 50,
   paymentOutcome: { orders: 32, rounds: 1, pollIntervalMs: 250 },
+  telemetry: { concurrency: 64, orders: 128, rounds: 1 },
 };
 
 /**

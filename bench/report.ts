@@ -57,8 +57,18 @@ export interface BenchResult {
   ledger: LedgerMicroResult;
   replay: ReplayProof;
   paymentOutcome: PaymentOutcomeBench;
+  /** The saga with the worker's Prometheus metrics and traces (the stack's local trace store) on, against off. */
+  telemetry: TelemetryCost;
   targets: Target[];
   durationSeconds: number;
+}
+
+export interface TelemetryCost {
+  concurrency: number;
+  off: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number };
+  on: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number; spansPerOrder: number };
+  /** Throughput on over off. */
+  onOverOff: number;
 }
 
 const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
@@ -98,6 +108,8 @@ export function markdownReport(result: BenchResult): string {
     `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
     '',
     ...outcomeLines(result.paymentOutcome),
+    '',
+    `Telemetry at concurrency ${result.telemetry.concurrency}: metrics and traces off ${fixed(result.telemetry.off.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.off.p50Ms, 0)} ms, ${fixed(result.telemetry.off.workerCpuMsPerOrder)} ms CPU/order); on ${fixed(result.telemetry.on.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.on.p50Ms, 0)} ms, ${fixed(result.telemetry.on.workerCpuMsPerOrder)} ms CPU/order, ${fixed(result.telemetry.on.spansPerOrder)} spans/order): ${fixed(result.telemetry.onOverOff * 100, 0)}% of off.`,
     '',
     `Capture replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
     '',
