@@ -8,7 +8,7 @@ import { findFreePort } from '../src/stack/ports.js';
 import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server-settings.js';
-import { BootstrapError, ensureChromium, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/tools/bootstrap.js';
+import { BootstrapError, ensureChromium, ensurePromtool, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/tools/bootstrap.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,6 +17,8 @@ declare module 'vitest' {
     workflowBundlePath: string;
     /** The Chromium the browser test drives, as the bootstrap found or installed it. */
     chromiumPath: string;
+    /** The promtool the ops test checks the alert rules with, as the bootstrap found or installed it. */
+    promtoolPath: string;
   }
 }
 
@@ -26,13 +28,14 @@ const say = (line: string) => {
 
 /**
  * Everything the run needs, found or installed the way the stack does it (src/tools/bootstrap.ts):
- * the pinned Temporal CLI, Chromium, a PostgreSQL server and a JetStream broker. The server and
- * the broker reach the test files through TEST_DATABASE_ADMIN_URL and NATS_URL, which the worker
- * processes inherit. A missing piece stops the run with one line.
+ * the pinned Temporal CLI, Chromium, promtool, a PostgreSQL server and a JetStream broker. The
+ * server and the broker reach the test files through TEST_DATABASE_ADMIN_URL and NATS_URL, which
+ * the worker processes inherit. A missing piece stops the run with one line.
  */
 async function bootstrap(scratch: string) {
   const temporalCli = await ensureTemporalCli(say);
   const chromiumPath = await ensureChromium({ say });
+  const promtoolPath = await ensurePromtool({ say });
   const postgres = await findPostgres({
     url: process.env.TEST_DATABASE_ADMIN_URL ?? process.env.DATABASE_URL,
     embedded: {
@@ -56,7 +59,7 @@ async function bootstrap(scratch: string) {
   });
   if (nats.kind === 'started') say(`no NATS on 127.0.0.1:4222: the tests use the pinned nats-server on ${nats.url}`);
   process.env.NATS_URL = nats.url;
-  return { temporalCli, chromiumPath, postgres, nats };
+  return { temporalCli, chromiumPath, promtoolPath, postgres, nats };
 }
 
 /**
@@ -89,6 +92,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalCli', tools.temporalCli);
   project.provide('workflowBundlePath', workflowBundlePath);
   project.provide('chromiumPath', tools.chromiumPath);
+  project.provide('promtoolPath', tools.promtoolPath);
 
   return async () => {
     await env.teardown();
