@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, type InjectedSinks, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities/index.js';
@@ -7,13 +8,19 @@ import type { Tracing } from '../telemetry/tracing.js';
 import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
 
 /**
+ * Sibling modules named by path (for the bundler) end as this file does: .ts under tsx in src/,
+ * .js in the compiled dist/ (npm run build), so a compiled worker finds them too.
+ */
+const OWN_EXTENSION = path.extname(fileURLToPath(import.meta.url));
+
+/**
  * The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts): in every
  * prebundled file (bundle-workflows.ts), and in a tracing worker's bundle from source.
  */
-export const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL('../workflows/otel-interceptors.ts', import.meta.url));
+export const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL(`../workflows/otel-interceptors${OWN_EXTENSION}`, import.meta.url));
 
 /** Workflow source, for development workers; production loads the prebundled file. */
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${OWN_EXTENSION}`, import.meta.url));
 
 /**
  * Modules the workflow bundle evaluates once per worker instead of once per run. With a reused
@@ -23,7 +30,7 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', imp
  * per-run state. The SDK deep-freezes what a preloaded module exports, which is why the schema
  * the workflow parses with is not exported (see order-input.ts).
  */
-export const PRELOADED_WORKFLOW_MODULES = ['zod', fileURLToPath(new URL('../domain/order-input.ts', import.meta.url))];
+export const PRELOADED_WORKFLOW_MODULES = ['zod', fileURLToPath(new URL(`../domain/order-input${OWN_EXTENSION}`, import.meta.url))];
 
 /**
  * The worker's capacity settings. The benchmark's baseline worker runs with these too, so the
