@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { execa } from 'execa';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../src/chaos/throwaway-database.js';
 import { startDevServer, type DevServer } from '../src/chaos/dev-server.js';
@@ -24,11 +24,13 @@ import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
 import { ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-attributes.js';
 import { percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
+import { explainHotStatements, formatHotStatementPlans } from './hot-statements.js';
 import { runLedgerMicro } from './ledger-micro.js';
+import { seedFinishedOrders } from './scale-seed.js';
 import { FULL_PLAN, MEMORY_CAPPED_WORKER, QUICK_PLAN, type BenchPlan } from './plan.js';
 import { measurePaymentOutcome } from './payment-outcome.js';
 import { proveReplayCost } from './replay-proof.js';
-import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type Target, type TelemetryCost, type Workload } from './report.js';
+import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleResult, type Target, type TelemetryCost, type Workload } from './report.js';
 import { startBenchWorker, type BenchWorker } from './worker-child.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,12 +44,22 @@ const program = new Command('bench')
   .description('Measure the saga against a no-op baseline, the ledger, replays and worker memory; write bench/results/<date>-<sha>.json.')
   .option('--quick', 'a fast smoke run with small numbers (not for quoting)', false)
   .option('--cpu-prof', 'write a CPU profile of the saga worker into bench/profiles/', false)
-  .option('--no-write', 'print the results without writing a file');
+  .option('--no-write', 'print the results without writing a file')
+  .option(
+    '--scale <orders>',
+    'then seed this many finished orders (keys, ledger, outbox, inbox, API idempotency) and repeat the saga at 64 and the ledger microbenchmarks on the full database',
+    (value: string) => {
+      const orders = Number(value);
+      if (!Number.isInteger(orders) || orders <= 0) throw new InvalidArgumentError('a whole number of orders, e.g. 1000000');
+      return orders;
+    },
+  );
 
 interface Flags {
   quick: boolean;
   cpuProf: boolean;
   write: boolean;
+  scale?: number;
 }
 
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -206,7 +218,18 @@ async function main(): Promise<void> {
     say('capture replay cost');
     const replay = await proveReplayCost({ databaseUrl: db.url, emulator, stripeKey: STRIPE_KEY, replays: plan.replays });
 
-    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, paymentOutcome, telemetry, db, server });
+    const scale = flags.scale
+      ? await measureAtScale({
+          orders: flags.scale,
+          db,
+          plan,
+          empty: { saga: levels.find((level) => level.workload === 'saga' && level.concurrency === 64), ledger },
+          startWorker: () => startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-scale-${tag}` }),
+          run: (label: string) => orderRunner(server.client, 'saga', `bench-scale-${tag}`, `${label}-${tag}`),
+        })
+      : null;
+
+    const result = await assemble({ startedAt, plan, loadBefore, levels, inFlight, ledger, replay, paymentOutcome, telemetry, scale, db, server });
     const table = markdownReport(result);
     if (flags.write) {
       const file = path.join(ROOT, 'bench', 'results', `${result.startedAt.slice(0, 10)}-${result.commit}.json`);
@@ -300,6 +323,54 @@ function combine(samples: LevelSample[]): Omit<LevelResult, 'workload' | 'concur
       roundTrips: per(sum((s) => s.roundTrips)),
     },
   };
+}
+
+/**
+ * Flat cost at scale: seeds `orders` finished orders into the benchmark's database (every row a
+ * finished saga, the API and the messaging leave), then measures the saga at concurrency 64 and
+ * the ledger microbenchmarks again, and EXPLAINs every hot statement, against the same figures on
+ * the empty database earlier in this run.
+ */
+async function measureAtScale(options: {
+  orders: number;
+  db: ThrowawayDatabase;
+  plan: BenchPlan;
+  empty: { saga: LevelResult | undefined; ledger: BenchResult['ledger'] };
+  startWorker: () => Promise<BenchWorker>;
+  run: (label: string) => (index: number) => Promise<void>;
+}): Promise<ScaleResult> {
+  say(`scale: seeding ${options.orders.toLocaleString('en-US')} finished orders`);
+  const seed = await seedFinishedOrders(options.db.pool, options.orders, {
+    onProgress: (seeded, total) => say(`  ${seeded.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`),
+  });
+  say(`  seeded in ${(seed.elapsedMs / 1000).toFixed(0)} s; database ${(seed.databaseBytes / MB).toFixed(0)} MB`);
+  const worker = await options.startWorker();
+  try {
+    await runClosedLoop({ concurrency: 16, total: options.plan.warmupOrders, runOne: options.run('scale-warm') });
+    const level = options.plan.levels.find((candidate) => candidate.concurrency === 64) ?? { concurrency: 64, orders: 384 };
+    const chunk = Math.ceil(level.orders / options.plan.rounds);
+    const samples: LevelSample[] = [];
+    for (let round = 0; round < options.plan.rounds; round++) {
+      samples.push(await measureLevel(options.db, worker, () => runClosedLoop({ concurrency: 64, total: chunk, runOne: options.run(`scale-r${round}`) })));
+    }
+    const saga = combine(samples);
+    say(`  saga at 64 on the full database: ${saga.ordersPerSecond.toFixed(1)} orders/s, p50 ${saga.latencyMs.p50.toFixed(0)} ms`);
+    const ledger = await runLedgerMicro({ databaseUrl: options.db.url, ...options.plan.ledger, prefix: 'micro-scale' });
+    const plans = await explainHotStatements(options.db.pool);
+    say(formatHotStatementPlans(plans));
+    const emptySaga = options.empty.saga?.ordersPerSecond ?? Number.NaN;
+    return {
+      seed,
+      saga: { ordersPerSecond: round(saga.ordersPerSecond, 2), p50Ms: round(saga.latencyMs.p50, 1), p99Ms: round(saga.latencyMs.p99, 1), workerCpuMsPerOrder: round(saga.workerCpuMsPerOrder, 2) },
+      emptySagaOrdersPerSecond: round(emptySaga, 2),
+      sagaOverEmpty: round(saga.ordersPerSecond / emptySaga, 3),
+      ledger,
+      ledgerFirstWriteOverEmpty: round(ledger.idempotentFirstWrite.microseconds / options.empty.ledger.idempotentFirstWrite.microseconds, 3),
+      plans,
+    };
+  } finally {
+    await worker.stop();
+  }
 }
 
 /**
@@ -421,10 +492,11 @@ async function assemble(parts: {
   replay: BenchResult['replay'];
   paymentOutcome: BenchResult['paymentOutcome'];
   telemetry: BenchResult['telemetry'];
+  scale: BenchResult['scale'];
   db: ThrowawayDatabase;
   server: DevServer;
 }): Promise<BenchResult> {
-  const { levels, inFlight, ledger, replay, paymentOutcome, telemetry } = parts;
+  const { levels, inFlight, ledger, replay, paymentOutcome, telemetry, scale } = parts;
   const of = (workload: Workload) => levels.filter((level) => level.workload === workload);
   const bestOf = (workload: Workload) =>
     of(workload).reduce((best, level) => (level.ordersPerSecond > best.ordersPerSecond ? level : best));
@@ -472,6 +544,16 @@ async function assemble(parts: {
       measured: `${(telemetry.onOverOff * 100).toFixed(0)}% (${telemetry.on.ordersPerSecond.toFixed(1)} vs ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s at ${telemetry.concurrency}, ${telemetry.on.spansPerOrder.toFixed(1)} spans/order)`,
       met: telemetry.onOverOff >= 0.95,
     },
+    ...(scale
+      ? [
+          {
+            name: `saga and ledger on ${scale.seed.orders.toLocaleString('en-US')} finished orders vs the empty database`,
+            goal: 'within 10%, every hot statement on an index',
+            measured: `saga ${(scale.sagaOverEmpty * 100).toFixed(0)}% of empty (${scale.saga.ordersPerSecond.toFixed(1)} vs ${scale.emptySagaOrdersPerSecond.toFixed(1)} orders/s at 64); idempotent posting ${scale.ledgerFirstWriteOverEmpty.toFixed(2)}× the empty database's; ${scale.plans.filter((plan) => !plan.indexOnly).length} of ${scale.plans.length} hot statements not on an index`,
+            met: scale.sagaOverEmpty >= 0.9 && scale.ledgerFirstWriteOverEmpty <= 1.1 && scale.plans.every((plan) => plan.indexOnly),
+          },
+        ]
+      : []),
     {
       name: 'worker memory with 1,000 sagas in flight',
       goal: 'RSS < 300 MB',
@@ -515,6 +597,7 @@ async function assemble(parts: {
     replay,
     paymentOutcome,
     telemetry,
+    scale,
     targets,
     durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),
   };

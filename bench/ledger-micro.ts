@@ -12,6 +12,7 @@ import { countQueries } from './query-counter.js';
  * functions; they find these tables through the search path.
  */
 const PLAIN_LEDGER_SQL = `
+  drop schema if exists bench_plain cascade;
   create schema bench_plain;
   create table bench_plain.ledger_transactions (
     id               bigint generated always as identity primary key,
@@ -63,8 +64,10 @@ type Kind = 'idempotent' | 'replay' | 'plain';
  * again for a key already posted, and a plain insert of the same rows without idempotency.
  * Rounds of each kind alternate, so drift in a shared machine's load falls on all three.
  */
-export async function runLedgerMicro(options: { databaseUrl: string; rounds: number; perRound: number }): Promise<LedgerMicroResult> {
+export async function runLedgerMicro(options: { databaseUrl: string; rounds: number; perRound: number; prefix?: string }): Promise<LedgerMicroResult> {
   const { rounds, perRound } = options;
+  // Names this run's orders, so a second run into the same database (the scale step) does not collide.
+  const prefix = options.prefix ?? 'micro';
   const ledgerPool = createPool({ connectionString: options.databaseUrl, max: 1, applicationName: 'order-payments-bench-ledger' });
   const plainPool = new pg.Pool({ connectionString: options.databaseUrl, max: 1, options: '-c search_path=bench_plain,public' });
   const ledgerCounter = countQueries(ledgerPool);
@@ -75,17 +78,17 @@ export async function runLedgerMicro(options: { databaseUrl: string; rounds: num
     const total = (rounds + 1) * perRound;
     await ledgerPool.query(
       `insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
-       select 'micro-' || g, 'cust-micro', 2500, 'usd', 'micro', 1, 'micro', 'micro' from generate_series(0, $1::int - 1) g`,
-      [total],
+       select $2::text || '-' || g, 'cust-micro', 2500, 'usd', 'micro', 1, 'micro', 'micro' from generate_series(0, $1::int - 1) g`,
+      [total, prefix],
     );
 
     const entry = (index: number): LedgerEntry => ({
-      orderId: `micro-${index}`,
+      orderId: `${prefix}-${index}`,
       kind: 'charge',
       amountMinor: 2500,
       currency: 'usd',
-      stripeObjectId: `pi_micro_${index}`,
-      idempotencyKey: `micro-run/charge-payment/${index}`,
+      stripeObjectId: `pi_${prefix}_${index}`,
+      idempotencyKey: `${prefix}-run/charge-payment/${index}`,
     });
     const postings = [
       { account: LedgerAccount.StripeBalance, direction: 'debit' },

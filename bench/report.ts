@@ -1,6 +1,8 @@
+import type { HotStatementPlan } from './hot-statements.js';
 import type { LedgerMicroResult } from './ledger-micro.js';
 import type { OutcomeComparison, OutcomeLatency, PaymentOutcomeBench } from './payment-outcome.js';
 import type { ReplayProof } from './replay-proof.js';
+import type { SeedSummary } from './scale-seed.js';
 
 export type Workload = 'baseline' | 'saga';
 
@@ -59,8 +61,22 @@ export interface BenchResult {
   paymentOutcome: PaymentOutcomeBench;
   /** The saga with the worker's Prometheus metrics and traces (the stack's local trace store) on, against off. */
   telemetry: TelemetryCost;
+  /** With --scale: the saga and the ledger on a database of that many finished orders; else null. */
+  scale: ScaleResult | null;
   targets: Target[];
   durationSeconds: number;
+}
+
+export interface ScaleResult {
+  seed: SeedSummary;
+  saga: { ordersPerSecond: number; p50Ms: number; p99Ms: number; workerCpuMsPerOrder: number };
+  /** The saga at 64 on the empty database, earlier in the same run. */
+  emptySagaOrdersPerSecond: number;
+  sagaOverEmpty: number;
+  ledger: LedgerMicroResult;
+  /** Idempotent posting's first write on the full database over the empty one's (time per operation). */
+  ledgerFirstWriteOverEmpty: number;
+  plans: HotStatementPlan[];
 }
 
 export interface TelemetryCost {
@@ -108,6 +124,12 @@ export function markdownReport(result: BenchResult): string {
     `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
     '',
     ...outcomeLines(result.paymentOutcome),
+    ...(result.scale
+      ? [
+          '',
+          `At scale (${result.scale.seed.orders.toLocaleString('en-US')} finished orders seeded in ${fixed(result.scale.seed.elapsedMs / 1000, 0)} s, database ${fixed(result.scale.seed.databaseBytes / 1024 ** 3, 2)} GB): saga at 64 ${fixed(result.scale.saga.ordersPerSecond)} orders/s vs ${fixed(result.scale.emptySagaOrdersPerSecond)} empty (${fixed(result.scale.sagaOverEmpty * 100, 0)}%), p50 ${fixed(result.scale.saga.p50Ms, 0)} ms; idempotent posting ${fixed(result.scale.ledger.idempotentFirstWrite.microseconds, 0)} µs (${fixed(result.scale.ledgerFirstWriteOverEmpty, 2)}× empty), replay of a posted key ${fixed(result.scale.ledger.replayOfCompletedKey.microseconds, 0)} µs; hot statements on an index: ${result.scale.plans.filter((plan) => plan.indexOnly).length} of ${result.scale.plans.length}.`,
+        ]
+      : []),
     '',
     `Telemetry at concurrency ${result.telemetry.concurrency}: metrics and traces off ${fixed(result.telemetry.off.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.off.p50Ms, 0)} ms, ${fixed(result.telemetry.off.workerCpuMsPerOrder)} ms CPU/order); on ${fixed(result.telemetry.on.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.on.p50Ms, 0)} ms, ${fixed(result.telemetry.on.workerCpuMsPerOrder)} ms CPU/order, ${fixed(result.telemetry.on.spansPerOrder)} spans/order): ${fixed(result.telemetry.onOverOff * 100, 0)}% of off.`,
     '',
