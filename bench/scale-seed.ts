@@ -184,6 +184,19 @@ const CREATE_BATCH = `
     refund_hash text, ledger_charge_hash text, ledger_refund_hash text
   ) on commit drop`;
 
+/**
+ * For the seed's own transactions only: compressed full-page images in the WAL, where the server
+ * allows it (a superuser setting; otherwise nothing changes). The seed's random B-tree inserts
+ * write a full-page image of nearly every index page after each checkpoint; lz4 cut its WAL by a
+ * fifth (7.5 to 6.0 GB for 300,000 orders).
+ */
+const COMPRESS_WAL = `
+  do $$ begin
+    perform set_config('wal_compression', 'lz4', true);
+  exception when others then
+    begin perform set_config('wal_compression', 'pglz', true); exception when others then null; end;
+  end $$`;
+
 /** POST /v1/orders's body (OrderRequest), as the API hashes it and stores it in api_orders. */
 const ORDER_REQUEST = {
   customerId: str('o.customer_id'),
@@ -743,6 +756,7 @@ export async function seedFinishedOrders(pool: Pool, count: number, options: See
   const seedBatch = async (from: number, to: number) => {
     let committing = 0;
     await withTransaction(pool, async (client) => {
+      await client.query(COMPRESS_WAL);
       await client.query(CREATE_BATCH);
       for (const step of steps) {
         const t0 = performance.now();
