@@ -1,0 +1,432 @@
+/**
+ * The production worker's memory and CPU with many sagas in flight, measured on exactly the
+ * command the README gives operators: `NODE_ENV=production npm run worker` (scripts/run.sh:
+ * plain node on the compiled dist/, with the worker's memory defaults), against the same
+ * compiled worker started bare (`node dist/worker.js`: node's and glibc's own defaults).
+ *
+ * RSS and CPU are read from /proc for the whole process tree under npm (the launcher and the
+ * node it starts; npm itself is reported apart), so nothing in the worker reports on itself.
+ * bench.ts can call measureProductionWorker; `tsx bench/production-worker.ts` runs it alone:
+ * it builds dist/, starts a Temporal dev server, a throwaway database and the Stripe emulator,
+ * and compares the two starts in alternating rounds (Linux only: it reads /proc).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readdir, readFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { Command } from 'commander';
+import { execa } from 'execa';
+import type { OrderInput } from '../src/domain/order-input.js';
+import type { OrderResult } from '../src/domain/order-result.js';
+import type { Queryable } from '../src/db/queryable.js';
+import { setStock } from '../src/inventory/stock.js';
+import { findFreePort } from '../src/stack/ports.js';
+import { orderStartOptions } from '../src/starter/start-order.js';
+import { runClosedLoop } from './closed-loop.js';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MB = 1024 * 1024;
+const READY_TIMEOUT_MS = 120_000;
+const STOP_TIMEOUT_MS = 40_000;
+const OUTPUT_TAIL_CHARS = 4_000;
+const SKUS = 64;
+
+/**
+ * `tuned`: `NODE_ENV=production npm run worker`, what the README tells users to run.
+ * `untuned`: `NODE_ENV=production node dist/worker.js`, the same code with no memory defaults.
+ */
+export type ProductionWorkerVariant = 'tuned' | 'untuned';
+
+export interface ProductionWorkerEnv {
+  temporalAddress: string;
+  taskQueue: string;
+  databaseUrl: string;
+  stripeApiBase: string;
+  stripeSecretKey: string;
+  /** More environment for the worker, e.g. NODE_OPTIONS or MALLOC_ARENA_MAX to try other settings. */
+  extra?: Record<string, string>;
+}
+
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  /** Process group. */
+  pgrp: number;
+  /** /proc/<pid>/cmdline, its arguments joined by spaces. */
+  cmdline: string;
+  rssBytes: number;
+  /** User plus system CPU, in clock ticks. */
+  cpuTicks: number;
+}
+
+export interface StopOutcome {
+  /** How the started process ended: 0 after a graceful shutdown. */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Command lines of processes still running after the started one exited (then ended): none is right. */
+  leftBehind: string[];
+}
+
+export interface ProductionWorker {
+  readonly variant: ProductionWorkerVariant;
+  /** The command as a person would type it. */
+  readonly command: string;
+  /** The process started: npm for `tuned`, node for `untuned`. */
+  readonly pid: number;
+  /** The started process and every descendant, as /proc shows them now. */
+  tree(): Promise<ProcessInfo[]>;
+  /** Stdout and stderr's last few thousand characters. */
+  output(): string;
+  /**
+   * SIGTERM to the started process, as a supervisor stops it; SIGKILL for its whole group if it
+   * lingers. Idempotent.
+   */
+  stop(): Promise<StopOutcome>;
+}
+
+/** Starts the compiled worker (npm run build must have run) and resolves once it logs that it polls. */
+export async function startProductionWorker(variant: ProductionWorkerVariant, env: ProductionWorkerEnv): Promise<ProductionWorker> {
+  const workerEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    ...(process.env.TMPDIR && { TMPDIR: process.env.TMPDIR }),
+    NODE_ENV: 'production',
+    DATABASE_URL: env.databaseUrl,
+    STRIPE_API_BASE: env.stripeApiBase,
+    STRIPE_SECRET_KEY: env.stripeSecretKey,
+    TEMPORAL_ADDRESS: env.temporalAddress,
+    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_TASK_QUEUE: env.taskQueue,
+    // Metrics stay on, as a production worker's are; on a port of its own so runs do not collide.
+    WORKER_METRICS_PORT: String(await findFreePort()),
+    ...env.extra,
+  };
+  const [file, args] = variant === 'tuned' ? ['npm', ['run', '--silent', 'worker']] : [process.execPath, ['dist/worker.js']];
+  // Its own process group, so a cleanup can end the tree it started and nothing else.
+  const child = spawn(file, args, { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const settings = Object.entries(env.extra ?? {}).map(([key, value]) => `${key}=${/\s/.test(value) ? `'${value}'` : value} `);
+  const command = `${settings.join('')}NODE_ENV=production ${variant === 'tuned' ? 'npm run worker' : 'node dist/worker.js'}`;
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`${command}: could not start`);
+  let tail = '';
+  let pending = '';
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    markReady = resolve;
+  });
+  const onChunk = (chunk: Buffer) => {
+    const text = chunk.toString();
+    tail = (tail + text).slice(-OUTPUT_TAIL_CHARS);
+    pending += text;
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    if (lines.some((line) => line.includes('"msg":"worker started"'))) markReady();
+  };
+  child.stdout.on('data', onChunk);
+  child.stderr.on('data', onChunk);
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+
+  let stopping: Promise<StopOutcome> | undefined;
+  const worker: ProductionWorker = {
+    variant,
+    command,
+    pid,
+    tree: () => processTree(pid),
+    output: () => tail,
+    stop() {
+      stopping ??= stopTree(child, exited);
+      return stopping;
+    },
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      ready,
+      exited.then(() => {
+        throw new Error(`${command} exited before it was ready:\n${tail}`);
+      }),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          reject(new Error(`${command} was not polling after ${READY_TIMEOUT_MS / 1000} s:\n${tail}`));
+        }, READY_TIMEOUT_MS);
+      }),
+    ]);
+  } catch (error) {
+    await worker.stop();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
+  return worker;
+}
+
+async function stopTree(child: ChildProcess, exited: Promise<[number | null, NodeJS.Signals | null]>): Promise<StopOutcome> {
+  const group = child.pid;
+  if (group === undefined) return { code: child.exitCode, signal: child.signalCode, leftBehind: [] };
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    killGroup(group, 'SIGKILL');
+  }, STOP_TIMEOUT_MS);
+  try {
+    const [code, signal] = await exited;
+    // The root has gone; a process it left behind (a launcher that did not pass the signal on)
+    // would hold the output pipes open: it is named, then ended too.
+    const leftBehind = (await readGroup(group)).map((info) => info.cmdline);
+    if (leftBehind.length > 0) killGroup(group, 'SIGTERM');
+    while (killGroup(group, 0)) await sleep(100);
+    return { code, signal, leftBehind };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Signals every process in the group; false when none is left. */
+function killGroup(group: number, signal: NodeJS.Signals | 0): boolean {
+  try {
+    process.kill(-group, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `pid` and its descendants, from /proc: each one's command line, RSS and CPU so far. */
+export async function processTree(pid: number): Promise<ProcessInfo[]> {
+  const all = await readAll();
+  const tree: ProcessInfo[] = [];
+  const wanted = new Set([pid]);
+  // Parents come before their children often but not always: sweep until nothing is added.
+  for (let added = true; added; ) {
+    added = false;
+    for (const info of all) {
+      if (!tree.includes(info) && (info.pid === pid || wanted.has(info.ppid))) {
+        tree.push(info);
+        wanted.add(info.pid);
+        added = true;
+      }
+    }
+  }
+  return tree;
+}
+
+/** The processes in a process group, wherever their parents went. */
+async function readGroup(group: number): Promise<ProcessInfo[]> {
+  return (await readAll()).filter((info) => info.pgrp === group);
+}
+
+async function readAll(): Promise<ProcessInfo[]> {
+  const entries = await readdir('/proc');
+  const all = await Promise.all(entries.filter((name) => /^\d+$/.test(name)).map((name) => readProcess(Number(name))));
+  return all.filter((info): info is ProcessInfo => info !== null);
+}
+
+async function readProcess(pid: number): Promise<ProcessInfo | null> {
+  try {
+    const [stat, status, cmdline] = await Promise.all([
+      readFile(`/proc/${pid}/stat`, 'utf8'),
+      readFile(`/proc/${pid}/status`, 'utf8'),
+      readFile(`/proc/${pid}/cmdline`, 'utf8'),
+    ]);
+    // Fields after the command name, which is in parentheses and may hold spaces: state is 3,
+    // ppid 4, pgrp 5, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const rssKb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
+    return {
+      pid,
+      ppid: Number(fields[1]),
+      pgrp: Number(fields[2]),
+      cmdline: cmdline.split('\0').filter(Boolean).join(' '),
+      rssBytes: Number(rssKb ?? 0) * 1024,
+      cpuTicks: Number(fields[11]) + Number(fields[12]),
+    };
+  } catch {
+    // It exited between the listing and the read, or is not ours to read.
+    return null;
+  }
+}
+
+export interface ProductionWorkerOptions extends Omit<ProductionWorkerEnv, 'taskQueue'> {
+  variant: ProductionWorkerVariant;
+  /** The client orders are started with, on the worker's Temporal server. */
+  client: Client;
+  /** The worker's database, for its stock rows. */
+  db: Queryable;
+  /** Names this run's task queue, orders and SKUs. */
+  label: string;
+  /** Sagas started at once. Default 1,000. */
+  count?: number;
+}
+
+export interface ProductionWorkerResult {
+  variant: ProductionWorkerVariant;
+  command: string;
+  started: number;
+  completed: number;
+  failed: number;
+  firstError: string | null;
+  peakInFlight: number;
+  elapsedMs: number;
+  /** The tree under npm (the launcher and the node it starts), idle after its start. */
+  idleRssMb: number;
+  /** The same tree at its peak while the sagas ran. */
+  peakRssMb: number;
+  /** npm's own RSS beside it (`tuned` only: the bare start has no npm), at the same peak sample. */
+  npmRssMb: number | null;
+  /** CPU of the tree from the first start to the last completion, per completed order. */
+  cpuMsPerOrder: number;
+  /** The command line of every process in the tree, launcher first. */
+  processes: string[];
+  /** Processes still running once SIGTERM had ended the started one (see StopOutcome): none is right. */
+  leftBehindAtStop: string[];
+}
+
+/**
+ * Starts a fresh worker, then `count` sagas at once against it, sampling its process tree's RSS
+ * every 250 ms and its CPU around the load, then stops it.
+ */
+export async function measureProductionWorker(options: ProductionWorkerOptions): Promise<ProductionWorkerResult> {
+  const count = options.count ?? 1_000;
+  const taskQueue = `production-worker-${options.label}`;
+  const skus = Array.from({ length: SKUS }, (_, index) => `prod-${options.label}-${index}`);
+  for (const sku of skus) await setStock(options.db, sku, count);
+  const worker = await startProductionWorker(options.variant, { ...options, taskQueue });
+  try {
+    const ticksPerSecond = Number((await execa('getconf', ['CLK_TCK'])).stdout.trim());
+    // npm is the root for `tuned`; the worker tree is what runs under it.
+    const measured = (tree: ProcessInfo[]) => (options.variant === 'tuned' ? tree.filter((info) => info.pid !== worker.pid) : tree);
+    const rss = (tree: ProcessInfo[]) => measured(tree).reduce((sum, info) => sum + info.rssBytes, 0);
+    const cpu = (tree: ProcessInfo[]) => measured(tree).reduce((sum, info) => sum + info.cpuTicks, 0);
+    const npmRss = (tree: ProcessInfo[]) => (options.variant === 'tuned' ? (tree.find((info) => info.pid === worker.pid)?.rssBytes ?? 0) : null);
+
+    const before = await worker.tree();
+    let peak = before;
+    const stopped = new AbortController();
+    const sampler = (async () => {
+      while (!stopped.signal.aborted) {
+        const tree = await worker.tree();
+        if (rss(tree) > rss(peak)) peak = tree;
+        await sleep(250);
+      }
+    })();
+    const load = await runClosedLoop({
+      concurrency: count,
+      total: count,
+      runOne: async (index) => {
+        const order: OrderInput = {
+          orderId: `prod-${options.label}-${index}`,
+          customerId: 'cust-bench',
+          amount: 2500,
+          currency: 'usd',
+          paymentMethod: 'pm_card_visa',
+          sku: skus[index % SKUS] ?? '',
+          quantity: 1,
+        };
+        const result = await options.client.workflow.execute<(order: OrderInput) => Promise<OrderResult>>(
+          'orderPaymentSaga',
+          orderStartOptions(taskQueue, order),
+        );
+        if (result.status !== 'completed') throw new Error(`order ${order.orderId} ended ${result.status}: ${result.reason ?? ''}`);
+      },
+    });
+    const after = await worker.tree();
+    stopped.abort();
+    await sampler;
+    if (rss(after) > rss(peak)) peak = after;
+    const npm = npmRss(peak);
+    const { leftBehind } = await worker.stop();
+    return {
+      variant: options.variant,
+      command: worker.command,
+      started: count,
+      completed: load.completed,
+      failed: load.failed,
+      firstError: load.firstError,
+      peakInFlight: load.peakInFlight,
+      elapsedMs: Math.round(load.elapsedMs),
+      idleRssMb: round(rss(before) / MB),
+      peakRssMb: round(rss(peak) / MB),
+      npmRssMb: npm === null ? null : round(npm / MB),
+      cpuMsPerOrder: round(((cpu(after) - cpu(before)) / ticksPerSecond) * 1000 / Math.max(1, load.completed)),
+      processes: measured(after).map((info) => info.cmdline),
+      leftBehindAtStop: leftBehind,
+    };
+  } finally {
+    await worker.stop();
+  }
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+/** `tsx bench/production-worker.ts`: both starts, on services of its own, in alternating rounds. */
+async function main(): Promise<void> {
+  const flags = new Command('production-worker')
+    .description('Peak RSS and CPU per order of NODE_ENV=production npm run worker with many sagas in flight, against node dist/worker.js')
+    .option('--count <n>', 'sagas started at once', (value) => Number(value), 1_000)
+    .option('--rounds <n>', 'rounds of each start, alternating which goes first', (value) => Number(value), 1)
+    .option('--no-build', 'reuse dist/ instead of running npm run build')
+    .option('--only <variant>', 'measure only tuned or untuned')
+    .option('--env <KEY=VALUE>', "more environment for the tuned worker, to try other settings (NODE_OPTIONS='--max-semi-space-size=8'); repeatable", collect, [])
+    .parse()
+    .opts<{ count: number; rounds: number; build: boolean; only?: ProductionWorkerVariant; env: string[] }>();
+  const extra = Object.fromEntries(flags.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  const say = (line: string) => process.stderr.write(`production-worker: ${line}\n`);
+  const { ensureTemporalCli } = await import('../src/tools/bootstrap.js');
+  const { startDevServer } = await import('../src/chaos/dev-server.js');
+  const { createThrowawayDatabase } = await import('../src/chaos/throwaway-database.js');
+  const { startStripeEmulator } = await import('../src/stripe-emulator/index.js');
+  await ensureTemporalCli(say);
+  if (flags.build) {
+    say('npm run build');
+    await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'inherit' });
+  }
+  say('starting a Temporal dev server, a throwaway database and the Stripe emulator');
+  const [server, db, emulator] = await Promise.all([
+    startDevServer(),
+    createThrowawayDatabase({ label: 'prodworker' }),
+    startStripeEmulator({ port: 0 }),
+  ]);
+  const results: ProductionWorkerResult[] = [];
+  try {
+    const tag = Math.random().toString(16).slice(2, 8);
+    for (let round = 0; round < flags.rounds; round++) {
+      const turn: ProductionWorkerVariant[] = round % 2 === 0 ? ['untuned', 'tuned'] : ['tuned', 'untuned'];
+      for (const variant of turn.filter((each) => flags.only === undefined || each === flags.only)) {
+        say(`round ${round + 1}: ${flags.count} sagas at once on a fresh ${variant} worker`);
+        const result = await measureProductionWorker({
+          variant,
+          client: server.client,
+          db: db.pool,
+          label: `${variant}-r${round}-${tag}`,
+          count: flags.count,
+          temporalAddress: server.address,
+          databaseUrl: db.url,
+          stripeApiBase: emulator.url,
+          stripeSecretKey: 'sk_test_order_payments_bench',
+          ...(variant === 'tuned' && { extra }),
+        });
+        results.push(result);
+        say(
+          `  ${result.command}: ${result.completed}/${result.started} completed, peak ${result.peakRssMb} MB RSS (idle ${result.idleRssMb}${result.npmRssMb === null ? '' : `, npm beside it ${result.npmRssMb}`}), ${result.cpuMsPerOrder} ms CPU per order`,
+        );
+      }
+    }
+    console.log(JSON.stringify(results, null, 2));
+  } finally {
+    await emulator.close();
+    await db.drop();
+    await server.stop();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await main();
+  process.exit(0);
+}
