@@ -195,6 +195,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const waiters = startAll(mix.orders, temporal.client, taskQueue, started, endings, options.ratePerSecond).then(() => {
       lastEnding = Date.now();
     });
+    const ordersEnded = () => lastEnding !== null;
 
     const resetsPlanned = Math.floor(options.orders / ORDERS_PER_RESET);
     const killRandom = randomFor(2);
@@ -209,9 +210,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       }),
       (async () => {
         let terminated = 0;
-        await everyFewSeconds(faultsEnd, [1_000, 3_000], terminateRandom, async () => {
+        const terminateOne = async () => {
           if (await terminateOneWorkerBackend(db.pool, db.name, terminateRandom).catch(() => false)) terminated += 1;
-        });
+        };
+        await everyFewSeconds(faultsEnd, [1_000, 3_000], terminateRandom, terminateOne);
+        // On a loaded machine the window can pass while no worker holds a connection (each one
+        // restarting after a kill): keep trying while orders run, so every run has the fault.
+        while (terminated === 0 && !ordersEnded() && Date.now() < deadline) {
+          await sleep(1_000);
+          await terminateOne();
+        }
         return terminated;
       })(),
       runResets({
