@@ -47,6 +47,8 @@ export interface ProductionWorkerEnv {
   stripeSecretKey: string;
   /** More environment for the worker, e.g. NODE_OPTIONS or MALLOC_ARENA_MAX to try other settings. */
   extra?: Record<string, string>;
+  /** Node flags for the bare start (`untuned` only), e.g. a --cpu-prof that NODE_OPTIONS refuses. */
+  nodeFlags?: string[];
 }
 
 export interface ProcessInfo {
@@ -103,11 +105,12 @@ export async function startProductionWorker(variant: ProductionWorkerVariant, en
     WORKER_METRICS_PORT: String(await findFreePort()),
     ...env.extra,
   };
-  const [file, args] = variant === 'tuned' ? ['npm', ['run', '--silent', 'worker']] : [process.execPath, ['dist/worker.js']];
+  const nodeFlags = variant === 'untuned' ? (env.nodeFlags ?? []) : [];
+  const [file, args] = variant === 'tuned' ? ['npm', ['run', '--silent', 'worker']] : [process.execPath, [...nodeFlags, 'dist/worker.js']];
   // Its own process group, so a cleanup can end the tree it started and nothing else.
   const child = spawn(file, args, { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const settings = Object.entries(env.extra ?? {}).map(([key, value]) => `${key}=${/\s/.test(value) ? `'${value}'` : value} `);
-  const command = `${settings.join('')}NODE_ENV=production ${variant === 'tuned' ? 'npm run worker' : 'node dist/worker.js'}`;
+  const command = `${settings.join('')}NODE_ENV=production ${variant === 'tuned' ? 'npm run worker' : ['node', ...nodeFlags, 'dist/worker.js'].join(' ')}`;
   const pid = child.pid;
   if (pid === undefined) throw new Error(`${command}: could not start`);
   let tail = '';

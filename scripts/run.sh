@@ -28,6 +28,10 @@ root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 node=${npm_node_execpath:-node}
 
 if [ "${NODE_ENV:-}" != production ]; then
+  if [ ! -x "$root/node_modules/.bin/tsx" ]; then
+    echo "$service: tsx is not installed (npm ci installs it); to run the build in dist/, set NODE_ENV=production" >&2
+    exit 2
+  fi
   exec "$root/node_modules/.bin/tsx" "$root/src/$entry.ts" "$@"
 fi
 

@@ -1,0 +1,141 @@
+/**
+ * The production build: `npm run build` compiles dist/ and its workflow bundle, and
+ * `NODE_ENV=production npm run worker` (the command the README gives operators, started as the
+ * bench starts it) completes a saga on plain node, with no tsx anywhere in its process tree and
+ * the worker's memory defaults applied. The launcher's choices (a missing build, the user's own
+ * settings winning, development on tsx) are checked on a scratch copy of it.
+ */
+import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProductionWorker, type ProductionWorker } from '../../bench/production-worker.js';
+import { startSagaHarness, STRIPE_TEST_KEY, type SagaHarness } from '../support/saga-harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const LAUNCHER = path.join(ROOT, 'scripts', 'run.sh');
+
+let harness: SagaHarness;
+let scratch: string;
+
+beforeAll(async () => {
+  harness = await startSagaHarness({ worker: false });
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'order-payments-launcher-'));
+}, 60_000);
+afterAll(async () => {
+  await harness.close();
+  await rm(scratch, { recursive: true, force: true });
+});
+
+describe('the production build', () => {
+  it('npm run build writes dist/; NODE_ENV=production npm run worker completes a saga on plain node with the memory defaults, and stops on SIGTERM', async () => {
+    const build = await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, reject: false, all: true });
+    expect(build.exitCode, build.all).toBe(0);
+    for (const file of ['dist/worker.js', 'dist/api/main.js', 'dist/outbox/main.js', 'dist/receipts/main.js', 'dist/workflow-bundle.js']) {
+      await expect(readFile(path.join(ROOT, file), 'utf8')).resolves.not.toHaveLength(0);
+    }
+
+    let worker: ProductionWorker | undefined;
+    try {
+      worker = await startProductionWorker('tuned', {
+        temporalAddress: harness.temporalAddress,
+        taskQueue: harness.taskQueue,
+        databaseUrl: harness.db.url,
+        stripeApiBase: harness.emulator.url,
+        stripeSecretKey: STRIPE_TEST_KEY,
+      });
+      const order = await harness.newOrder();
+      const started = await harness.start(order);
+      expect((await started.handle.result()).status).toBe('completed');
+      await harness.expectInvariants([order.orderId]);
+
+      const tree = await worker.tree();
+      const commands = tree.map((info) => info.cmdline);
+      expect(commands.filter((command) => /tsx/.test(command))).toEqual([]);
+      // npm, then the worker itself: the launcher's shell gave its process to node.
+      const node = tree.find((info) => info.cmdline.includes('dist/worker.js'));
+      expect(node, commands.join('\n')).toBeDefined();
+      expect(node?.cmdline).toMatch(/--max-old-space-size=128 --max-semi-space-size=4 \S*\/dist\/worker\.js$/);
+      const environ = (await readFile(`/proc/${String(node?.pid)}/environ`, 'utf8')).split('\0');
+      expect(environ).toContain('MALLOC_ARENA_MAX=2');
+      expect(environ).toContain('NODE_ENV=production');
+      expect(worker.output()).toContain('"workflows":"' + path.join(ROOT, 'dist', 'workflow-bundle.js') + '"');
+
+      // SIGTERM to npm, as a supervisor sends it, reaches the worker: a graceful stop, nothing left running.
+      const stopped = await worker.stop();
+      expect(stopped).toEqual({ code: 0, signal: null, leftBehind: [] });
+      expect(worker.output()).toContain('worker stopped');
+    } finally {
+      await worker?.stop();
+    }
+  }, 420_000);
+});
+
+/** A scratch project with the real launcher and stand-in entry points that report how they were started. */
+async function scratchProject(name: string, entries: { dist?: boolean; src?: boolean }): Promise<string> {
+  const root = path.join(scratch, name);
+  await mkdir(path.join(root, 'scripts'), { recursive: true });
+  await copyFile(LAUNCHER, path.join(root, 'scripts', 'run.sh'));
+  const report = `console.log(JSON.stringify({ execArgv: process.execArgv, argv: process.argv.slice(2), arenas: process.env.MALLOC_ARENA_MAX ?? null }));\n`;
+  if (entries.dist) {
+    await mkdir(path.join(root, 'dist'), { recursive: true });
+    await writeFile(path.join(root, 'dist', 'worker.js'), report);
+  }
+  if (entries.src) {
+    await mkdir(path.join(root, 'src'), { recursive: true });
+    await writeFile(path.join(root, 'src', 'worker.ts'), `const started: string = 'tsx';\nconsole.log(JSON.stringify({ started, loader: process.execArgv.join(' ') }));\n`);
+    await symlink(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'));
+  }
+  return root;
+}
+
+function launch(root: string, env: Record<string, string>, args: string[] = ['worker']) {
+  return execa('sh', [path.join(root, 'scripts', 'run.sh'), ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    extendEnv: false,
+    reject: false,
+  });
+}
+
+describe('the launcher (scripts/run.sh)', () => {
+  it('in production without a build says to build, in one line, and exits 2; so does development without tsx', async () => {
+    const root = await scratchProject('unbuilt', {});
+    for (const service of ['worker', 'api', 'outbox-dispatcher', 'receipts']) {
+      const result = await launch(root, { NODE_ENV: 'production' }, [service]);
+      expect(result.exitCode).toBe(2);
+      expect(result.stderr.split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(new RegExp(`^${service}: no production build .*: run npm run build first$`));
+    }
+    // Development without tsx (npm ci --omit=dev) says how to run the build instead.
+    const noTsx = await launch(root, {});
+    expect(noTsx.exitCode).toBe(2);
+    expect(noTsx.stderr).toBe('worker: tsx is not installed (npm ci installs it); to run the build in dist/, set NODE_ENV=production');
+    const unknown = await launch(root, { NODE_ENV: 'production' }, ['workers']);
+    expect(unknown.exitCode).toBe(2);
+    expect(unknown.stderr).toContain("unknown service 'workers'");
+  });
+
+  it("gives the production worker its memory defaults, each replaced by the user's own NODE_OPTIONS or MALLOC_ARENA_MAX, and passes arguments on", async () => {
+    const root = await scratchProject('built', { dist: true });
+    const defaults = await launch(root, { NODE_ENV: 'production' }, ['worker', '--flag']);
+    expect(JSON.parse(defaults.stdout)).toEqual({ execArgv: ['--max-old-space-size=128', '--max-semi-space-size=4'], argv: ['--flag'], arenas: '2' });
+
+    const own = await launch(root, { NODE_ENV: 'production', NODE_OPTIONS: '--max-old-space-size=512', MALLOC_ARENA_MAX: '8' });
+    expect(JSON.parse(own.stdout)).toEqual({ execArgv: ['--max-semi-space-size=4'], argv: [], arenas: '8' });
+
+    const both = await launch(root, { NODE_ENV: 'production', NODE_OPTIONS: '--max_semi_space_size=16 --max-old-space-size=512' });
+    expect(JSON.parse(both.stdout)).toEqual({ execArgv: [], argv: [], arenas: '2' });
+  });
+
+  it('outside production runs the TypeScript source through tsx, with no memory defaults', async () => {
+    const root = await scratchProject('development', { src: true });
+    const result = await launch(root, {});
+    expect(result.exitCode, result.stderr).toBe(0);
+    const reported = JSON.parse(result.stdout) as { started: string; loader: string };
+    expect(reported.started).toBe('tsx');
+    expect(reported.loader).toContain('tsx');
+    expect(reported.loader).not.toContain('max-old-space-size');
+  });
+});
