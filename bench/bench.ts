@@ -20,6 +20,7 @@ import type { OrderResult } from '../src/domain/order-result.js';
 import { findFreePort } from '../src/stack/ports.js';
 import { startStripeEmulator } from '../src/stripe-emulator/index.js';
 import { BootstrapError, ensureTemporalCli, oneLine } from '../src/tools/bootstrap.js';
+import { describeMachine, gitCommit } from '../src/tools/run-provenance.js';
 import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
 import { ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-attributes.js';
@@ -564,22 +565,17 @@ async function assemble(parts: {
     },
   ];
   const [commit, postgres, temporalCli] = await Promise.all([
-    gitCommit(),
+    gitCommit(ROOT),
     parts.db.pool.query<{ version: string }>('select version()').then(({ rows }) => rows[0]?.version.split(' on ')[0] ?? 'unknown'),
     execa(parts.server.cli, ['--version'], { reject: false }).then((r) => /version (\S+)/.exec(r.stdout)?.[1] ?? 'unknown'),
   ]);
-  const cpus = os.cpus();
   return {
     schema: 'order-payments-bench/1',
     startedAt: parts.startedAt.toISOString(),
     commit,
     plan: parts.plan.name,
     machine: {
-      cpus: cpus.length,
-      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-      memoryGb: Math.round(os.totalmem() / 1024 ** 3),
-      os: `${os.type()} ${os.release()}`,
-      node: process.versions.node,
+      ...describeMachine(),
       postgres,
       temporalCli,
     },
@@ -601,13 +597,6 @@ async function assemble(parts: {
     targets,
     durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),
   };
-}
-
-async function gitCommit(): Promise<string> {
-  const head = await execa('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, reject: false });
-  if (head.exitCode !== 0) return 'nogit';
-  const dirty = await execa('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, reject: false });
-  return `${head.stdout.trim()}${dirty.stdout.trim() === '' ? '' : '-dirty'}`;
 }
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;

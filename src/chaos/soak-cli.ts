@@ -6,8 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
-import { execa } from 'execa';
 import { ensureTemporalCli, oneLine } from '../tools/bootstrap.js';
+import { describeMachine, gitCommit } from '../tools/run-provenance.js';
 import { runSoak, soakPlan } from './soak.js';
 import { formatSoakSummary } from './soak-summary.js';
 
@@ -93,20 +93,13 @@ async function main(): Promise<number> {
   console.log(flags.json ? JSON.stringify(summary, null, 2) : formatSoakSummary(summary));
 
   if (flags.write) {
-    const commit = await gitCommit();
+    const commit = await gitCommit(ROOT);
     const file = flags.out ?? path.join(ROOT, 'bench', 'results', `soak-${startedAt.toISOString().slice(0, 10)}-${commit}.json`);
-    const cpus = os.cpus();
     const document = {
       schema: 'order-payments-soak/1',
       startedAt: startedAt.toISOString(),
       commit,
-      machine: {
-        cpus: cpus.length,
-        cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-        memoryGb: Math.round(os.totalmem() / 1024 ** 3),
-        os: `${os.type()} ${os.release()}`,
-        node: process.versions.node,
-      },
+      machine: describeMachine(),
       loadAverage: { before: loadBefore.map(round2), after: os.loadavg().map(round2) },
       ...summary,
     };
@@ -116,13 +109,6 @@ async function main(): Promise<number> {
     say(`wrote ${shown.startsWith('..') || shown === '' ? path.resolve(file) : shown}`);
   }
   return summary.ok ? Exit.pass : Exit.fail;
-}
-
-async function gitCommit(): Promise<string> {
-  const head = await execa('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, reject: false });
-  if (head.exitCode !== 0) return 'nogit';
-  const dirty = await execa('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, reject: false });
-  return `${head.stdout.trim()}${dirty.stdout.trim() === '' ? '' : '-dirty'}`;
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
