@@ -292,7 +292,6 @@ const SPECS: StatementSpec[] = [
     path: 'api',
     source: 'src/api/orders/order-view.ts: findTenantOrder',
     names: ['api.findTenantOrder: order', 'api.findTenantOrder: refunds'],
-    missingIndexes: { 'api.findTenantOrder: refunds': 'create index ledger_transactions_order_idx on ledger_transactions (order_id)' },
     answers: [{ rows: [{ order_id: 'x', request: {}, api_created_at: new Date(), status: 'completed', status_reason: null, payment_intent_id: null, refund_id: null }] }],
     run: (db, s) => findTenantOrder(db, s.apiScope.tenantId, s.existing.orderId),
   },
@@ -344,7 +343,6 @@ const SPECS: StatementSpec[] = [
     path: 'reaper',
     source: 'src/webhooks/record-stripe-event.ts: reapWebhookEvents',
     names: ['reaper.stripe_webhook_events'],
-    missingIndexes: { 'reaper.stripe_webhook_events': 'create index stripe_object_states_event_id_idx on stripe_object_states (event_id)' },
     run: (db) => reapWebhookEvents(db, DEFAULT_RETENTION.inboxMs, DEFAULT_RETENTION.batchSize),
   },
   {

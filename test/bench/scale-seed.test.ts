@@ -305,7 +305,7 @@ describe('seedFinishedOrders', () => {
     }
   });
 
-  it('reaches every table of every hot statement through an index, but for the reported gaps', async () => {
+  it('reaches every table of every hot statement through an index', async () => {
     const plans = await explainHotStatements(db.pool);
     const names = plans.map((plan) => plan.name);
     for (const name of ['orders.recordOrder', 'stock.allocateStock', 'idempotency.registerKey', 'ledger.postLedgerTransaction', 'outbox.claimUnsent', 'apiIdempotency.claim: insert', 'reaper.activity_idempotency']) {
@@ -313,10 +313,10 @@ describe('seedFinishedOrders', () => {
     }
     const reads = (plan: HotStatementPlan) => plan.scans.map((scan) => scan.relation);
     expect(reads(plans.find((plan) => plan.name === 'idempotency.readKey') as HotStatementPlan)).toEqual(['activity_idempotency']);
-    // A statement that is not index-only is a gap this check found and reported (its missing
-    // index named), never a new one.
+    // The gaps this check found (an order's refunds, the webhook reaper's foreign-key check) are
+    // closed by migration 012; a statement off an index is a new gap, printed with its plan.
     const gaps = plans.filter((plan) => !plan.indexOnly);
-    expect(gaps.filter((plan) => plan.missingIndex === null).map((plan) => `${plan.name}\n${plan.plan}`)).toEqual([]);
+    expect(gaps.map((plan) => `${plan.name}\n${plan.plan}${plan.missingIndex ? `\nmissing: ${plan.missingIndex}` : ''}`)).toEqual([]);
     // Sequential scans pass only on tiny tables.
     const tiny = new Set(plans.flatMap((plan) => plan.scans.filter((scan) => scan.tinySeqScan).map((scan) => scan.relation)));
     for (const relation of tiny) expect(['inventory', 'api_keys', 'api_idempotency_tombstones']).toContain(relation);
