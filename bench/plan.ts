@@ -6,10 +6,12 @@ export interface BenchPlan {
   /** Each level's orders are run in this many alternating rounds of baseline and saga. */
   rounds: number;
   warmupOrders: number;
-  /** Sagas started at once to measure the worker's memory with that many in flight. */
+  /** Sagas started at once on a fresh production worker (NODE_ENV=production npm run worker) to measure its memory. */
   inFlight: number;
-  /** The same with a worker whose heap is capped (MEMORY_CAPPED_WORKER), to show the trade. */
-  inFlightCapped: boolean;
+  /** The same on the build started bare (node dist/worker.js, no memory defaults), for the CPU the defaults cost. */
+  inFlightUntuned: boolean;
+  /** The saga at one concurrency on one worker process against two on the same task queue, in alternating rounds. */
+  scaleOut: { concurrency: number; orders: number; rounds: number };
   ledger: { rounds: number; perRound: number };
   replays: number;
   /** Checkouts timed to the payment outcome, one call against start-then-poll, at 16 clients. */
@@ -29,7 +31,8 @@ export const FULL_PLAN: BenchPlan = {
   rounds: 3,
   warmupOrders: 64,
   inFlight: 1000,
-  inFlightCapped: true,
+  inFlightUntuned: true,
+  scaleOut: { concurrency: 64, orders: 384, rounds: 3 },
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
   paymentOutcome: { orders: 192, rounds: 3, pollIntervalMs: 250 },
@@ -47,22 +50,10 @@ export const QUICK_PLAN: BenchPlan = {
   rounds: 1,
   warmupOrders: 16,
   inFlight: 200,
-  inFlightCapped: false,
+  inFlightUntuned: false,
+  scaleOut: { concurrency: 64, orders: 128, rounds: 1 },
   ledger: { rounds: 3, perRound: 50 },
   replays: 50,
   paymentOutcome: { orders: 32, rounds: 1, pollIntervalMs: 250 },
   telemetry: { concurrency: 64, orders: 128, rounds: 1 },
 };
-
-/**
- * A worker tuned for memory instead of CPU: V8's heaps capped (it otherwise lets garbage grow to
- * a multiple of what is live) and glibc limited to two malloc arenas (it otherwise keeps one per
- * thread, and the Rust core runs many). Chosen by measuring 1,000 sagas in flight on fresh
- * workers (2 cores): default settings peaked at 564 MB RSS and 25 ms CPU per order; two arenas
- * alone at 537 MB; a 128 MB old space with two arenas at 337 MB; adding 4 MB semi-spaces at
- * 275 MB and 31 ms; a 96 MB old space with 2 MB semi-spaces at 264 MB but 36 ms.
- */
-export const MEMORY_CAPPED_WORKER = {
-  nodeFlags: ['--max-old-space-size=128', '--max-semi-space-size=4'],
-  env: { MALLOC_ARENA_MAX: '2' },
-} as const;

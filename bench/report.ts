@@ -1,5 +1,6 @@
 import type { HotStatementPlan } from './hot-statements.js';
 import type { LedgerMicroResult } from './ledger-micro.js';
+import type { CpuBreakdown } from './machine-cpu.js';
 import type { OutcomeComparison, OutcomeLatency, PaymentOutcomeBench } from './payment-outcome.js';
 import type { ReplayProof } from './replay-proof.js';
 import type { SeedSummary } from './scale-seed.js';
@@ -17,22 +18,28 @@ export interface LevelResult {
   workerPeakRssMb: number;
   /** CPU time of the worker process (every thread) per completed order. */
   workerCpuMsPerOrder: number;
+  /** Every process's CPU per order while the level ran, and how busy the machine was. */
+  machineCpu: CpuBreakdown;
+  /** Each round's throughput, in the order the rounds ran. */
+  roundsOrdersPerSecond: number[];
   /** Per completed order. `serverTransactions` is pg_stat_database's xact_commit delta. */
   postgres: { serverTransactions: number; clientTransactions: number; roundTrips: number };
 }
 
 export interface InFlightResult {
-  /** The worker's settings beyond the defaults: Node flags and environment. */
+  /** The command the worker was started with, as a person would type it. */
   worker: string;
   started: number;
   peakInFlight: number;
   completed: number;
   failed: number;
   elapsedMs: number;
-  /** RSS when the run began (after the levels, for the default worker). */
+  /** RSS of the fresh worker's process tree once it polls, before the sagas start. */
   workerIdleRssMb: number;
   workerPeakRssMb: number;
   workerCpuMsPerOrder: number;
+  /** The command line of every process in the worker's tree (the launcher, then node). */
+  processes: string[];
 }
 
 export interface Target {
@@ -52,9 +59,21 @@ export interface BenchResult {
   loadAverage: { before: number[]; after: number[] };
   workerSettings: Record<string, number | string>;
   levels: LevelResult[];
-  /** Saga throughput over baseline throughput, per concurrency level. */
-  overhead: { concurrency: number; sagaOverBaseline: number }[];
+  /**
+   * Saga throughput over baseline throughput, per concurrency level: the median of each round's
+   * ratio, the rounds' ratios, the ratio the whole machine's CPU per order predicts (baseline
+   * over saga), and how busy the machine was while each ran.
+   */
+  overhead: {
+    concurrency: number;
+    sagaOverBaseline: number;
+    roundRatios: number[];
+    cpuPredictedRatio: number;
+    machineBusy: { baseline: number; saga: number };
+  }[];
   best: { baseline: { concurrency: number; ordersPerSecond: number }; saga: { concurrency: number; ordersPerSecond: number }; sagaOverBaseline: number };
+  /** One worker process against two on one task queue, at one concurrency. */
+  scaleOut: ScaleOutResult;
   inFlight: InFlightResult[];
   ledger: LedgerMicroResult;
   replay: ReplayProof;
@@ -65,6 +84,26 @@ export interface BenchResult {
   scale: ScaleResult | null;
   targets: Target[];
   durationSeconds: number;
+}
+
+export interface ScaleOutSide {
+  workers: number;
+  ordersPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** Both workers' CPU per order, for two. */
+  workersCpuMsPerOrder: number;
+  /** Every process's. */
+  machineCpuMsPerOrder: number;
+  machineBusy: number;
+}
+
+export interface ScaleOutResult {
+  concurrency: number;
+  one: ScaleOutSide;
+  two: ScaleOutSide;
+  /** Throughput with two worker processes over one. */
+  twoOverOne: number;
 }
 
 export interface ScaleResult {
@@ -107,6 +146,18 @@ export function markdownReport(result: BenchResult): string {
       `| ${level.workload} | ${level.concurrency} | ${level.orders}${level.failed > 0 ? ` (${level.failed} failed)` : ''} | ${fixed(level.ordersPerSecond)} | ${fixed(level.latencyMs.p50, 0)} | ${fixed(level.latencyMs.p95, 0)} | ${fixed(level.latencyMs.p99, 0)} | ${fixed(level.workerPeakRssMb, 0)} | ${fixed(level.workerCpuMsPerOrder)} | ${fixed(level.postgres.serverTransactions)} | ${fixed(level.postgres.roundTrips)} | ${level.workload === 'saga' && ratio !== undefined ? `${fixed(ratio * 100, 0)}%` : ''} |`,
     );
   }
+  lines.push(
+    '',
+    'Where the machine\'s CPU went, ms per order (all processes from /proc; "bench" is the load generator with the in-process Stripe emulator):',
+    '',
+    '| workload | concurrency | worker | other workers | Temporal server | PostgreSQL | bench | other | total | machine busy | saga/baseline predicted by CPU |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...result.levels.map((level) => {
+      const c = level.machineCpu;
+      const predicted = result.overhead.find((o) => o.concurrency === level.concurrency)?.cpuPredictedRatio;
+      return `| ${level.workload} | ${level.concurrency} | ${fixed(c.msPerOrder.worker)} | ${fixed(c.msPerOrder.otherWorkers)} | ${fixed(c.msPerOrder.temporal)} | ${fixed(c.msPerOrder.postgres)} | ${fixed(c.msPerOrder.bench)} | ${fixed(c.msPerOrder.other)} | ${fixed(c.totalMsPerOrder)} | ${fixed(c.machineBusy * 100, 0)}% | ${level.workload === 'saga' && predicted !== undefined ? `${fixed(predicted * 100, 0)}%` : ''} |`;
+    }),
+  );
   const l = result.ledger;
   const r = result.replay;
   lines.push(
@@ -124,6 +175,8 @@ export function markdownReport(result: BenchResult): string {
     `| idempotent posting, replay of a posted key | ${fixed(l.replayOfCompletedKey.microseconds, 0)} | ${fixed(l.replayOfCompletedKey.roundTrips)} | ${fixed(l.replayOverPlain, 2)}× |`,
     '',
     ...outcomeLines(result.paymentOutcome),
+    '',
+    `Scale out at ${result.scaleOut.concurrency}: ${scaleOutLine(result.scaleOut.one)}; ${scaleOutLine(result.scaleOut.two)}: ${fixed(result.scaleOut.twoOverOne, 2)}× the throughput.`,
     ...(result.scale
       ? [
           '',
@@ -140,6 +193,10 @@ export function markdownReport(result: BenchResult): string {
     ...result.targets.map((t) => `| ${t.name} | ${t.goal} | ${t.measured} | ${t.met ? 'yes' : 'no'} |`),
   );
   return lines.join('\n');
+}
+
+function scaleOutLine(side: ScaleOutSide): string {
+  return `${side.workers} worker process${side.workers === 1 ? '' : 'es'} ${fixed(side.ordersPerSecond)} orders/s (p50 ${fixed(side.p50Ms, 0)} ms, worker CPU ${fixed(side.workersCpuMsPerOrder)} ms/order, whole machine ${fixed(side.machineCpuMsPerOrder)} ms/order, ${fixed(side.machineBusy * 100, 0)}% busy)`;
 }
 
 /** The payment-outcome comparison, one line per load: the paced one the target is for, and back to back. */

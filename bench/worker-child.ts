@@ -11,6 +11,14 @@ export interface BenchWorker {
   stop(): Promise<void>;
 }
 
+/** Every bench worker process still running, so a CPU measurement can tell them from the rest. */
+const running = new Set<number>();
+
+/** The pids of the bench worker processes now running. */
+export function benchWorkerPids(): number[] {
+  return [...running];
+}
+
 /** Starts `bench-worker.ts` as a process of its own and resolves once it polls its task queue. */
 export async function startBenchWorker(env: Record<string, string>, nodeFlags: string[] = []): Promise<BenchWorker> {
   const child = execaNode(ENTRY, [], {
@@ -54,6 +62,10 @@ export async function startBenchWorker(env: Record<string, string>, nodeFlags: s
     clearTimeout(timer);
   });
 
+  if (child.pid !== undefined) running.add(child.pid);
+  void child.finally(() => {
+    if (child.pid !== undefined) running.delete(child.pid);
+  });
   let stopping: Promise<void> | undefined;
   return {
     pid: child.pid ?? -1,
