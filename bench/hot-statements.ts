@@ -45,7 +45,7 @@ import { deriveIdempotencyKey } from '../src/idempotency/idempotency-key.js';
 import { allocateStock, releaseStock } from '../src/inventory/stock.js';
 import { postLedgerTransaction } from '../src/ledger/ledger.js';
 import { claimInboxMessage, reapInboxMessages } from '../src/messaging/inbox.js';
-import { claimCharge, orderStatus, recordOrder, setOrderStatus } from '../src/orders/orders.js';
+import { claimCharge, orderLine, orderStatus, recordOrder, setOrderStatus } from '../src/orders/orders.js';
 import { announceOrderFailed, announceOrderPaid } from '../src/outbox/order-events.js';
 import { loadOutboxSettings } from '../src/outbox/outbox-settings.js';
 import { claimUnsent, markSent, reapSentRows, recordFailure } from '../src/outbox/outbox-store.js';
@@ -243,9 +243,17 @@ const SPECS: StatementSpec[] = [
     path: 'saga',
     source: 'src/inventory/stock.ts: releaseStock',
     names: ['stock.releaseStock', 'stock.releaseStock: return the units'],
-    answers: [{ rows: [{ sku: 'seed-sku-0', quantity: 1 }] }],
-    run: (db, s) => releaseStock(db, { allocationKey: key(s.runId, ActivityId.reserveStock), releaseKey: key(s.runId, ActivityId.releaseStock) }),
+    answers: [{ rows: [{ sku: 'seed-sku-0', quantity: 1, was_allocated: true }] }],
+    run: (db, s) =>
+      releaseStock(db, {
+        allocationKey: key(s.runId, ActivityId.reserveStock),
+        releaseKey: key(s.runId, ActivityId.releaseStock),
+        orderId: s.order.orderId,
+        sku: s.order.sku,
+        quantity: s.order.quantity,
+      }),
   },
+  { path: 'saga', source: 'src/orders/orders.ts: orderLine', names: ['orders.orderLine'], run: (db, s) => orderLine(db, s.existing.orderId) },
   { path: 'saga', source: 'src/orders/orders.ts: orderStatus', names: ['orders.orderStatus'], run: (db, s) => orderStatus(db, s.existing.orderId) },
 
   // The ledger: the capture's charge (and the refund's reversal, the same statement), a replay, a duplicate.

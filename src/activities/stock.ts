@@ -2,7 +2,7 @@ import { withTransaction } from '../db/transaction.js';
 import { failpoint } from '../failpoints/failpoint.js';
 import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
 import { allocateStock, releaseStock } from '../inventory/stock.js';
-import { setOrderStatus } from '../orders/orders.js';
+import { orderLine, setOrderStatus } from '../orders/orders.js';
 import { currentActivityKey } from './activity-key.js';
 import type { AllocateStockInput } from './charge-first/types.js';
 import type { ActivityDeps } from './deps.js';
@@ -39,11 +39,19 @@ export function createStockActivities(deps: ActivityDeps) {
     return result;
   }
 
-  /** Returns the reservation's units to stock, exactly once; a no-op if nothing was reserved. */
+  /**
+   * Returns the reservation's units to stock, exactly once, and closes its key: nothing reserved
+   * yet returns nothing, and a reservation attempt still in flight can no longer take stock.
+   */
   async function releaseStockActivity(input: ReleaseStockInput): Promise<{ released: number }> {
     const allocationKey = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.allocationActivityId });
     const releaseKey = currentActivityKey(input.originalRunId);
-    const result = await withTransaction(deps.db, (client) => releaseStock(client, { allocationKey, releaseKey }));
+    const result = await withTransaction(deps.db, async (client) => {
+      const line = await orderLine(client, input.orderId);
+      // No order row: the order was never recorded, so nothing was reserved for it.
+      if (!line) return { released: 0 };
+      return releaseStock(client, { allocationKey, releaseKey, orderId: input.orderId, ...line });
+    });
     failpoint('release-stock.after-commit');
     return result;
   }

@@ -72,26 +72,43 @@ export async function allocateStock(client: PoolClient, allocation: Allocation):
 }
 
 /**
- * Releases the allocation made under `allocationKey`, exactly once: the state flip from
- * allocated to released is conditional, so only the first release returns the units. Releasing
- * an allocation that never happened (the allocation failed or never ran) is a no-op.
+ * Releases the allocation made under `allocationKey`, exactly once, and closes the key so that
+ * nothing can be allocated under it afterwards. One statement, decided by the key's primary key:
+ *
+ * - an allocation held under the key flips to released (the flip is conditional, so only the
+ *   first release returns the units), and its units go back to stock;
+ * - an allocation already released: nothing;
+ * - no allocation yet: a released row takes the key (a tombstone, zero units). An allocating
+ *   attempt still in flight (one whose worker stalled past its timeout, or the run before a
+ *   reset) then finds the key released and decrements nothing (AllocationReleasedError), where
+ *   a release that only looked would have let it take the stock after the order was undone.
+ *   ON CONFLICT waits for such an attempt's uncommitted row and then flips it, so the two cannot
+ *   pass each other.
+ *
+ * `line` is the order's (the allocation would have been of it): the tombstone carries its SKU,
+ * quantity and request hash, so a late allocation is refused as released, not as a conflict. An
+ * unknown SKU can never be allocated, and gets no row. Must run in the caller's transaction.
  */
 export async function releaseStock(
   client: PoolClient,
-  release: { allocationKey: string; releaseKey: string },
+  release: { allocationKey: string; releaseKey: string; orderId: string; sku: string; quantity: number },
 ): Promise<{ released: number }> {
-  const { rows } = await client.query<{ sku: string; quantity: number }>(
-    `update stock_allocations set state = 'released', released_at = now(), release_key = $2
-      where idempotency_key = $1 and state = 'allocated'
-      returning sku, quantity`,
-    [release.allocationKey, release.releaseKey],
+  const hash = requestHash({ orderId: release.orderId, sku: release.sku, quantity: release.quantity });
+  // A row created by this statement has created_at = released_at (both the transaction's now());
+  // an allocation flipped here was created by an earlier transaction.
+  const { rows } = await client.query<{ sku: string; quantity: number; was_allocated: boolean }>(
+    `insert into stock_allocations as a (idempotency_key, order_id, sku, quantity, request_hash, state, released_at, release_key)
+     select $1, $3, $4, $5, $6, 'released', now(), $2
+      where exists (select 1 from inventory where sku = $4)
+     on conflict (idempotency_key) do update
+        set state = 'released', released_at = now(), release_key = excluded.release_key
+      where a.state = 'allocated'
+     returning a.sku, a.quantity, a.created_at <> a.released_at as was_allocated`,
+    [release.allocationKey, release.releaseKey, release.orderId, release.sku, release.quantity, hash],
   );
   const allocation = rows[0];
-  if (!allocation) return { released: 0 };
-  await client.query('update inventory set available = available + $2 where sku = $1', [
-    allocation.sku,
-    allocation.quantity,
-  ]);
+  if (!allocation?.was_allocated) return { released: 0 };
+  await client.query('update inventory set available = available + $2 where sku = $1', [allocation.sku, allocation.quantity]);
   return { released: allocation.quantity };
 }
 

@@ -123,6 +123,12 @@ export async function orderStatus(db: Queryable, orderId: string): Promise<Order
   return rows[0]?.status ?? null;
 }
 
+/** The order's line (what it takes from stock), or null for an unknown order. */
+export async function orderLine(db: Queryable, orderId: string): Promise<{ sku: string; quantity: number } | null> {
+  const { rows } = await db.query<{ sku: string; quantity: number }>('select sku, quantity from orders where order_id = $1', [orderId]);
+  return rows[0] ?? null;
+}
+
 /**
  * Puts an order in front of a person whatever its status: used only when the records contradict
  * a decision already taken (money moved after the saga decided it had not).

@@ -39,7 +39,7 @@ describe('stock', () => {
     expect(attempts.filter((attempt) => !attempt.replayed)).toHaveLength(1);
     expect(await available(sku)).toBe(3);
 
-    const release = { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock` };
+    const release = { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 2 };
     const releases = await Promise.all(
       Array.from({ length: 4 }, () => withTransaction(db.pool, (client) => releaseStock(client, release))),
     );
@@ -66,11 +66,54 @@ describe('stock', () => {
     expect(rows[0]?.count).toBe(1);
   });
 
-  it('releasing an allocation that never happened is a no-op', async () => {
+  it('releasing an allocation that never happened returns nothing, and closes the key: a late allocation under it takes no stock', async () => {
+    const sku = `sku-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 3);
+    const orderId = await newOrder(sku, 1);
+    const allocationKey = `${randomUUID()}/reserve-stock`;
     const released = await withTransaction(db.pool, (client) =>
-      releaseStock(client, { allocationKey: `${randomUUID()}/allocate-stock`, releaseKey: 'x' }),
+      releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 1 }),
     );
     expect(released).toEqual({ released: 0 });
+    // The attempt that was still running (its worker stalled past its timeout, or the run before
+    // a reset) commits now: it is refused as released, and the stock is untouched.
+    await expect(
+      withTransaction(db.pool, (client) => allocateStock(client, { idempotencyKey: allocationKey, orderId, sku, quantity: 1 })),
+    ).rejects.toBeInstanceOf(AllocationReleasedError);
+    expect(await available(sku)).toBe(3);
+    const { rows } = await db.pool.query<{ state: string }>('select state from stock_allocations where idempotency_key = $1', [allocationKey]);
+    expect(rows).toEqual([{ state: 'released' }]);
+  });
+
+  it('a release racing an allocation under the same key: whichever commits first, the units end in stock and the key closed', async () => {
+    for (let round = 0; round < 10; round++) {
+      const sku = `sku-${randomUUID().slice(0, 6)}`;
+      await setStock(db.pool, sku, 4);
+      const orderId = await newOrder(sku, 2);
+      const allocationKey = `${randomUUID()}/reserve-stock`;
+      const [allocated, released] = await Promise.allSettled([
+        withTransaction(db.pool, (client) => allocateStock(client, { idempotencyKey: allocationKey, orderId, sku, quantity: 2 })),
+        withTransaction(db.pool, (client) => releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 2 })),
+      ]);
+      expect(released.status).toBe('fulfilled');
+      // Allocation first: the release returned its 2 units. Release first: the allocation was refused.
+      if (allocated.status === 'fulfilled') expect(released).toMatchObject({ value: { released: 2 } });
+      else expect(allocated.reason).toBeInstanceOf(AllocationReleasedError);
+      expect(await available(sku)).toBe(4);
+      const { rows } = await db.pool.query<{ state: string }>('select state from stock_allocations where idempotency_key = $1', [allocationKey]);
+      expect(rows).toEqual([{ state: 'released' }]);
+    }
+  });
+
+  it('releasing for an unknown SKU writes nothing: nothing could ever be allocated for it', async () => {
+    const orderId = await newOrder('no-such-sku-release', 1);
+    const allocationKey = `${randomUUID()}/reserve-stock`;
+    const released = await withTransaction(db.pool, (client) =>
+      releaseStock(client, { allocationKey, releaseKey: 'x', orderId, sku: 'no-such-sku-release', quantity: 1 }),
+    );
+    expect(released).toEqual({ released: 0 });
+    const { rows } = await db.pool.query('select 1 from stock_allocations where idempotency_key = $1', [allocationKey]);
+    expect(rows).toEqual([]);
   });
 
   it('an unknown SKU is out of stock, not an error to retry', async () => {
@@ -91,7 +134,7 @@ describe('stock after a compensation', () => {
     const allocation = { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku, quantity: 1 };
     await withTransaction(db.pool, (client) => allocateStock(client, allocation));
     await withTransaction(db.pool, (client) =>
-      releaseStock(client, { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock` }),
+      releaseStock(client, { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 1 }),
     );
     await expect(withTransaction(db.pool, (client) => allocateStock(client, allocation))).rejects.toBeInstanceOf(
       AllocationReleasedError,
