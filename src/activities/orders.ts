@@ -7,7 +7,7 @@ import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
 import { announceOrderFailed } from '../outbox/order-events.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
-import type { RecordOrderInput, SetOrderStatusInput } from './types.js';
+import type { OrderStatusChangeResult, RecordOrderInput, SetOrderStatusInput } from './types.js';
 
 export function createOrderActivities(deps: ActivityDeps) {
   return {
@@ -33,12 +33,14 @@ export function createOrderActivities(deps: ActivityDeps) {
     /**
      * Moves the order to a compensation or terminal status, with the reason a person will read.
      * An order that ends declined, compensated or needs_review announces `order.failed` in the
-     * same transaction.
+     * same transaction. Answers whether the order moved, and its status after: an order whose
+     * status does not allow the change (already past it, or ended otherwise) keeps its own.
      */
-    async setOrderStatus(input: SetOrderStatusInput): Promise<void> {
-      await withTransaction(deps.db, async (client) => {
-        await setOrderStatus(client, input.orderId, { status: input.status, reason: input.reason });
+    async setOrderStatus(input: SetOrderStatusInput): Promise<OrderStatusChangeResult> {
+      return withTransaction(deps.db, async (client) => {
+        const moved = await setOrderStatus(client, input.orderId, { status: input.status, reason: input.reason });
         if ((FAILED_ORDER_STATUSES as readonly string[]).includes(input.status)) await announceOrderFailed(client, input.orderId);
+        return { moved, status: moved ? input.status : await orderStatus(client, input.orderId) };
       });
     },
   };

@@ -1,4 +1,5 @@
 import type { OrderInput } from '../domain/order-input.js';
+import type { OrderStatus } from '../domain/order-result.js';
 import type { Capture, Hold, SettlingAuthorization } from '../payments/payment-protocol.js';
 
 export type { Capture, Hold, SettlingAuthorization } from '../payments/payment-protocol.js';
@@ -108,6 +109,12 @@ export interface ReleaseStockInput extends Keyed {
   orderId: string;
   /** The reservation (or, in charge-first runs, the allocation) this release compensates. */
   allocationActivityId: string;
+}
+
+/** What a status change did: whether the order moved, and its status after (null: no such order). */
+export interface OrderStatusChangeResult {
+  moved: boolean;
+  status: OrderStatus | null;
 }
 
 export interface SetOrderStatusInput {

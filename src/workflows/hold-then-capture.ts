@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { AuthorizationOutcome, Capture, HeldPayment, PendingAuthorization, VoidAuthorizationInput } from '../activities/types.js';
 import { ActivityId } from '../domain/activity-ids.js';
@@ -14,6 +14,7 @@ import {
 import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureTypeOf } from './failure-type.js';
 import { closeOrder, declineCodeOf } from './order-status.js';
+import { RESET_RUN_UNDOES_EARLIER_STEPS_PATCH } from './patches.js';
 import type { SagaContext } from './saga-context.js';
 import { countCompensation, countSettlementWait } from './saga-metrics.js';
 
@@ -31,6 +32,10 @@ import { countCompensation, countSettlementWait } from './saga-metrics.js';
  * order that cannot be filled never reaches Stripe at all.
  */
 
+/** The steps that have an undo, in the order the saga takes them; their undos run the other way. */
+const UNDO_STEPS = ['release', 'void', 'refund'] as const;
+type UndoStep = (typeof UNDO_STEPS)[number];
+
 // Each role sees only its own activities, with its own options.
 const forward = proxyActivities<Pick<OrderActivities, 'recordOrder' | 'reserveStock' | 'confirmOrder'>>(FORWARD_ACTIVITY_OPTIONS);
 const authorization = proxyActivities<Pick<OrderActivities, 'authorizePayment'>>(PAYMENT_ACTIVITY_OPTIONS);
@@ -44,6 +49,67 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
   // Why a hold is released, set when compensation begins; Stripe's cancellation_reason follows it.
   let voidReason: VoidAuthorizationInput['reason'] = 'failed';
 
+  // The undo of each step, in step order. Each resolves what its step really did (from the
+  // step's key, made from the original run ID) and undoes only that, so it is safe to run for a
+  // step that never happened.
+  const undos: Record<UndoStep, { name: string; run: () => Promise<void> }> = {
+    release: {
+      name: 'release the reservation',
+      run: async () => {
+        const { released } = await compensation.releaseStock.executeWithOptions(
+          {
+            activityId: ActivityId.releaseStock,
+            summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
+          },
+          [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
+        );
+        if (released > 0) countCompensation('release');
+      },
+    },
+    void: {
+      name: 'void the hold',
+      run: async () => {
+        const voided = await compensation.voidAuthorization.executeWithOptions(
+          {
+            activityId: ActivityId.voidAuthorization,
+            summary: `Compensation · Stripe: void the hold (free) · key ${keyOf(ActivityId.voidAuthorization)}`,
+          },
+          [
+            {
+              orderId: order.orderId,
+              workflowId,
+              originalRunId,
+              authorizationActivityId: ActivityId.authorizePayment,
+              captureActivityId: ActivityId.capturePayment,
+              reason: voidReason,
+            },
+          ],
+        );
+        if (voided.outcome === 'voided') countCompensation('void');
+      },
+    },
+    refund: {
+      name: 'refund the capture',
+      run: async () => {
+        const refund = await compensation.refundCapture.executeWithOptions(
+          {
+            activityId: ActivityId.refundCapture,
+            summary: `Compensation · Stripe + ledger: refund what was captured · key ${keyOf(ActivityId.refundCapture)}`,
+          },
+          [{ orderId: order.orderId, workflowId, originalRunId, authorizationActivityId: ActivityId.authorizePayment, captureActivityId: ActivityId.capturePayment }],
+        );
+        saga.refunded(refund);
+        if (refund.refundId !== null) countCompensation('refund');
+      },
+    },
+  };
+  const registered = new Set<UndoStep>();
+  const registerUndo = (step: UndoStep) => {
+    if (registered.has(step)) return;
+    registered.add(step);
+    compensations.add(undos[step].name, undos[step].run);
+  };
+
   try {
     saga.enter('recording-order');
     await forward.recordOrder.executeWithOptions(
@@ -51,16 +117,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       [{ order, workflowId }],
     );
 
-    compensations.add('release the reservation', async () => {
-      const { released } = await compensation.releaseStock.executeWithOptions(
-        {
-          activityId: ActivityId.releaseStock,
-          summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
-        },
-        [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
-      );
-      if (released > 0) countCompensation('release');
-    });
+    registerUndo('release');
     saga.enter('reserving-stock');
     await forward.reserveStock.executeWithOptions(
       {
@@ -71,25 +128,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     );
     saga.setStatus('reserved');
 
-    compensations.add('void the hold', async () => {
-      const voided = await compensation.voidAuthorization.executeWithOptions(
-        {
-          activityId: ActivityId.voidAuthorization,
-          summary: `Compensation · Stripe: void the hold (free) · key ${keyOf(ActivityId.voidAuthorization)}`,
-        },
-        [
-          {
-            orderId: order.orderId,
-            workflowId,
-            originalRunId,
-            authorizationActivityId: ActivityId.authorizePayment,
-            captureActivityId: ActivityId.capturePayment,
-            reason: voidReason,
-          },
-        ],
-      );
-      if (voided.outcome === 'voided') countCompensation('void');
-    });
+    registerUndo('void');
     saga.enter('authorizing');
     const authorized = await authorization.authorizePayment.executeWithOptions(
       {
@@ -101,17 +140,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     const hold = authorized.status === 'requires_capture' ? authorized : await awaitAuthorization(authorized, context);
     saga.authorized(hold.paymentIntentId);
 
-    compensations.add('refund the capture', async () => {
-      const refund = await compensation.refundCapture.executeWithOptions(
-        {
-          activityId: ActivityId.refundCapture,
-          summary: `Compensation · Stripe + ledger: refund what was captured · key ${keyOf(ActivityId.refundCapture)}`,
-        },
-        [{ orderId: order.orderId, workflowId, originalRunId, authorizationActivityId: ActivityId.authorizePayment, captureActivityId: ActivityId.capturePayment }],
-      );
-      saga.refunded(refund);
-      if (refund.refundId !== null) countCompensation('refund');
-    });
+    registerUndo('refund');
     saga.enter('capturing');
     const captured = await captureBeforeDeadline(hold, () =>
       capture.capturePayment.executeWithOptions(
@@ -132,6 +161,13 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     saga.finish('completed', null);
     return saga.result('completed');
   } catch (error) {
+    // A reset run starts again from its reset point, but the run before it may have gone further:
+    // reserved, held, even captured, under the same keys. Cancelled or failing before it reaches
+    // those steps itself, it still undoes them: every undo not yet registered is registered now,
+    // in step order (each finds nothing to undo for a step nobody took). Runs that started before
+    // this change replay without it (the patch).
+    const resetRun = workflowInfo().runId !== originalRunId && patched(RESET_RUN_UNDOES_EARLIER_STEPS_PATCH);
+    if (resetRun) for (const step of UNDO_STEPS) registerUndo(step);
     if (compensations.size === 0) {
       // The order record itself was refused (its ID belongs to another order): nothing of ours
       // to undo, and the row belongs to whoever recorded it first.
@@ -166,17 +202,26 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     const reason = cancelled ? 'cancelled' : describeFailure(error);
     voidReason = cancelled ? 'cancelled' : failureType === FailureType.AuthorizationExpired ? 'expired' : 'failed';
     log.warn('compensating order', { orderId: order.orderId, reason });
-    await CancellationScope.nonCancellable(async () => {
+    const ended = await CancellationScope.nonCancellable(async () => {
       saga.enter('compensating');
       saga.setStatus('compensating');
-      await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
+      const marked = await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
+      if (resetRun && marked?.status === 'completed') {
+        // The run before the reset confirmed the order: it is past undoing here, and taking back
+        // its stock or money would contradict it. A confirmed order is refunded by the merchant
+        // refund, never by a compensation.
+        log.warn('reset run not compensating: the order was already confirmed by the run before the reset', { orderId: order.orderId, reason });
+        saga.finish('completed', null);
+        return 'completed' as const;
+      }
       await undo(compensations, saga, order.orderId, reason);
       saga.finish('compensated', reason);
       await closeOrder(order.orderId, 'compensated', reason);
+      return 'compensated' as const;
     });
     // A cancelled workflow ends cancelled, with its compensations done.
     if (cancelled) throw isCancellation(error) ? error : new CancelledFailure(`order ${order.orderId} cancelled`);
-    return saga.result('compensated');
+    return saga.result(ended);
   }
 }
 

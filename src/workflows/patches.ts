@@ -8,3 +8,11 @@
  * code goes (README, "Migration notes").
  */
 export const HOLD_THEN_CAPTURE_PATCH = 'hold-then-capture';
+
+/**
+ * `reset-run-undoes-earlier-steps`: a run started by `temporal workflow reset` (its run ID is not
+ * the original one) that fails or is cancelled registers every undo before compensating, not only
+ * those of the steps it reached itself, because the run before the reset may have reserved, held
+ * or captured under the same keys. Runs without the marker compensate as before.
+ */
+export const RESET_RUN_UNDOES_EARLIER_STEPS_PATCH = 'reset-run-undoes-earlier-steps';
