@@ -164,19 +164,23 @@ async function main(): Promise<void> {
     say(`telemetry: the saga with the worker's metrics and traces on against off, at concurrency ${plan.telemetry.concurrency}`);
     const telemetry = await measureTelemetryCost({
       db,
-      off: workers.saga,
-      startObserved: async () => {
+      startWorkers: async () => {
         const traceFile = path.join(bundleDir, 'traces.jsonl');
-        const worker = await startBenchWorker({
-          ...workerEnv('saga', sagaBundle),
-          TEMPORAL_TASK_QUEUE: `bench-observed-${tag}`,
-          BENCH_METRICS_PORT: String(await findFreePort()),
-          BENCH_TRACE_FILE: traceFile,
-        });
-        return { worker, traceFile };
+        const [off, on] = await Promise.all([
+          startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-unobserved-${tag}` }),
+          startBenchWorker({
+            ...workerEnv('saga', sagaBundle),
+            TEMPORAL_TASK_QUEUE: `bench-observed-${tag}`,
+            BENCH_METRICS_PORT: String(await findFreePort()),
+            BENCH_TRACE_FILE: traceFile,
+          }),
+        ]);
+        return { off, on, traceFile };
       },
       run: (observed: boolean, label: string) =>
-        orderRunner(server.client, 'saga', observed ? `bench-observed-${tag}` : `bench-saga-${tag}`, `${label}-${tag}`),
+        orderRunner(server.client, 'saga', observed ? `bench-observed-${tag}` : `bench-unobserved-${tag}`, `${label}-${tag}`),
+      // As many as one round: a fresh worker's first orders run on a cold JIT and a small heap.
+      warmupOrders: Math.ceil(plan.telemetry.orders / plan.telemetry.rounds),
       ...plan.telemetry,
     });
     say(`  off ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s, on ${telemetry.on.ordersPerSecond.toFixed(1)} orders/s (${(telemetry.onOverOff * 100).toFixed(0)}%)`);
@@ -464,19 +468,23 @@ async function measureScaleOut(options: {
  * The saga's throughput with the worker's telemetry on (the SDK's Prometheus exporter serving,
  * the saga's metrics emitted, every span written to a local trace store, as `npm run stack` runs
  * it) against the same worker build with it off, in alternating rounds on the same database.
+ * Both are fresh processes started together and warmed alike, so neither gains from a longer
+ * history (a warmer JIT, a grown heap) than the other.
  */
 async function measureTelemetryCost(options: {
   db: ThrowawayDatabase;
-  off: BenchWorker;
-  startObserved: () => Promise<{ worker: BenchWorker; traceFile: string }>;
+  startWorkers: () => Promise<{ off: BenchWorker; on: BenchWorker; traceFile: string }>;
   run: (observed: boolean, label: string) => (index: number) => Promise<void>;
+  warmupOrders: number;
   concurrency: number;
   orders: number;
   rounds: number;
 }): Promise<TelemetryCost> {
-  const { worker: on, traceFile } = await options.startObserved();
+  const { off: offWorker, on, traceFile } = await options.startWorkers();
   try {
-    await runClosedLoop({ concurrency: 16, total: 32, runOne: options.run(true, 'warm-observed') });
+    for (const observed of [false, true]) {
+      await runClosedLoop({ concurrency: options.concurrency, total: options.warmupOrders, runOne: options.run(observed, `warm-${observed ? 'observed' : 'unobserved'}`) });
+    }
     const spansBefore = await countLines(traceFile);
     const chunk = Math.ceil(options.orders / options.rounds);
     const samples = { off: [] as LevelSample[], on: [] as LevelSample[] };
@@ -484,7 +492,7 @@ async function measureTelemetryCost(options: {
       const turn = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
       for (const way of turn) {
         const runOne = options.run(way === 'on', `telemetry-${way}-r${round}`);
-        samples[way].push(await measureLevel(options.db, way === 'on' ? on : options.off, () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
+        samples[way].push(await measureLevel(options.db, way === 'on' ? on : offWorker, () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
       }
     }
     const off = combine(samples.off);
@@ -504,7 +512,7 @@ async function measureTelemetryCost(options: {
       onOverOff: round(observed.ordersPerSecond / off.ordersPerSecond, 3),
     };
   } finally {
-    await on.stop();
+    await Promise.all([on.stop(), offWorker.stop()]);
   }
 }
 
