@@ -36,7 +36,7 @@ export const FULL_PLAN: BenchPlan = {
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
   paymentOutcome: { orders: 192, rounds: 3, pollIntervalMs: 250 },
-  telemetry: { concurrency: 64, orders: 384, rounds: 3 },
+  telemetry: { concurrency: 64, orders: 480, rounds: 5 },
 };
 
 export const QUICK_PLAN: BenchPlan = {

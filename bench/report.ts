@@ -118,12 +118,24 @@ export interface ScaleResult {
   plans: HotStatementPlan[];
 }
 
+export interface TelemetrySide {
+  ordersPerSecond: number;
+  p50Ms: number;
+  workerCpuMsPerOrder: number;
+  /** Every process's CPU per order (bench/machine-cpu.ts). */
+  machineCpuMsPerOrder: number;
+  machineBusy: number;
+}
+
 export interface TelemetryCost {
   concurrency: number;
-  off: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number };
-  on: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number; spansPerOrder: number };
-  /** Throughput on over off. */
+  off: TelemetrySide;
+  on: TelemetrySide & { spansPerOrder: number };
+  /** Throughput on over off: the median of the rounds' ratios. */
   onOverOff: number;
+  roundRatios: number[];
+  /** The whole machine's CPU per order, off over on. */
+  cpuPredictedRatio: number;
 }
 
 const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
@@ -184,7 +196,7 @@ export function markdownReport(result: BenchResult): string {
         ]
       : []),
     '',
-    `Telemetry at concurrency ${result.telemetry.concurrency}: metrics and traces off ${fixed(result.telemetry.off.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.off.p50Ms, 0)} ms, ${fixed(result.telemetry.off.workerCpuMsPerOrder)} ms CPU/order); on ${fixed(result.telemetry.on.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.on.p50Ms, 0)} ms, ${fixed(result.telemetry.on.workerCpuMsPerOrder)} ms CPU/order, ${fixed(result.telemetry.on.spansPerOrder)} spans/order): ${fixed(result.telemetry.onOverOff * 100, 0)}% of off.`,
+    `Telemetry at concurrency ${result.telemetry.concurrency}: metrics and traces off ${fixed(result.telemetry.off.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.off.p50Ms, 0)} ms, ${fixed(result.telemetry.off.workerCpuMsPerOrder)} ms CPU/order); on ${fixed(result.telemetry.on.ordersPerSecond)} orders/s (p50 ${fixed(result.telemetry.on.p50Ms, 0)} ms, ${fixed(result.telemetry.on.workerCpuMsPerOrder)} ms CPU/order, ${fixed(result.telemetry.on.spansPerOrder)} spans/order): ${fixed(result.telemetry.onOverOff * 100, 1)}% of off (median of rounds ${result.telemetry.roundRatios.map((ratio) => fixed(ratio * 100, 0)).join('/')}); whole machine ${fixed(result.telemetry.on.machineCpuMsPerOrder)} vs ${fixed(result.telemetry.off.machineCpuMsPerOrder)} ms CPU/order (${fixed(result.telemetry.cpuPredictedRatio * 100, 1)}% predicted).`,
     '',
     `Capture replay (completed key, ${r.replay.replays} calls): ${fixed(r.replay.stripeRequests, 2)} Stripe requests, ${fixed(r.replay.roundTrips)} statements (${r.replay.statements.map((s) => `\`${s.slice(0, 60)}${s.length > 60 ? '…' : ''}\``).join(', ')}), ${r.replay.microseconds} µs; first call: ${fixed(r.firstCall.stripeRequests, 0)} Stripe request, ${fixed(r.firstCall.roundTrips, 0)} statements. Key read plan: ${r.keyReadPlan}.`,
     '',
