@@ -11,11 +11,11 @@ export const SagaMetric = {
   orders: 'order_payments_orders_total',
   /** Counter {kind}: void, refund, release; counted when the undo really changed something. */
   compensations: 'order_payments_compensations_total',
-  /** Counter {answered_by, operation}: ledger (our records, Stripe not called), stripe (Idempotent-Replayed). */
+  /** Counter {answered_by}: ledger (our records, Stripe not called), stripe (Idempotent-Replayed); the SDK adds the activity's labels. */
   replays: 'order_payments_replays_total',
   /** Histogram {endpoint, outcome}, seconds: every Stripe HTTP request the worker makes. */
   stripeRequestDuration: 'order_payments_stripe_request_duration_seconds',
-  /** Counter {operation}: keys closed so that no late attempt may act (authorize, capture). */
+  /** Counter {scope}: keys closed so that no late attempt may act (stripe.authorize, stripe.capture). */
   keysFenced: 'order_payments_keys_fenced_total',
   /** Counter {source}: orders put in front of a person (saga: ended needs_review; late_capture). */
   needsReview: 'order_payments_needs_review_total',
