@@ -32,7 +32,7 @@ import { FULL_PLAN, QUICK_PLAN, type BenchPlan } from './plan.js';
 import { measureProductionWorker } from './production-worker.js';
 import { measurePaymentOutcome } from './payment-outcome.js';
 import { proveReplayCost } from './replay-proof.js';
-import { markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type Workload } from './report.js';
+import { fixed, markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type Workload } from './report.js';
 import { benchWorkerPids, startBenchWorker, type BenchWorker } from './worker-child.js';
 import { combineCpu, cpuBetween, snapshotCpu, type CpuBreakdown } from './machine-cpu.js';
 
@@ -503,7 +503,7 @@ async function measureTelemetryCost(options: {
     // Each round's ratio compares the two on the same machine state; the median of the rounds is
     // the figure, as for saga/baseline. The whole machine's CPU per order says the same with less
     // noise when the machine is busy throughout.
-    const roundRatios = observed.roundsOrdersPerSecond.map((rate, index) => round(rate / (off.roundsOrdersPerSecond[index] ?? Number.NaN), 3));
+    const roundRatios = ratiosPerRound(observed, off);
     return {
       concurrency: options.concurrency,
       off: {
@@ -591,7 +591,7 @@ async function assemble(parts: {
     if (!baseline) return [];
     // Baseline and saga ran one after the other in each round: a round's ratio compares them on
     // the same machine state, and the median of the rounds is the level's figure.
-    const roundRatios = saga.roundsOrdersPerSecond.map((rate, index) => round(rate / (baseline.roundsOrdersPerSecond[index] ?? Number.NaN), 3));
+    const roundRatios = ratiosPerRound(saga, baseline);
     return [
       {
         concurrency: saga.concurrency,
@@ -713,7 +713,11 @@ async function assemble(parts: {
 }
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
-const fixed = (value: number | undefined, digits = 1) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
+
+/** Each round's throughput of `a` over that of `b` in the same round (the two ran one after the other). */
+function ratiosPerRound(a: { roundsOrdersPerSecond: number[] }, b: { roundsOrdersPerSecond: number[] }): number[] {
+  return a.roundsOrdersPerSecond.map((rate, index) => round(rate / (b.roundsOrdersPerSecond[index] ?? Number.NaN), 3));
+}
 
 function median(values: readonly number[]): number {
   const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);

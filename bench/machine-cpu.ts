@@ -9,8 +9,9 @@
  *
  * Linux only (it reads /proc); elsewhere every snapshot is empty and the breakdown reads zero.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
+import { CLOCK_TICKS_PER_SECOND, readProcesses } from './proc.js';
 
 export type CpuPart = 'worker' | 'otherWorkers' | 'temporal' | 'postgres' | 'bench' | 'other';
 
@@ -32,9 +33,6 @@ export interface CpuBreakdown {
   machineBusy: number;
 }
 
-/** Clock ticks per second as the kernel counts them in /proc (USER_HZ: 100 on every Linux the project runs on). */
-const TICKS_PER_SECOND = 100;
-
 /**
  * Reads every process's CPU time now. `workerPid` is the worker being measured; `workerPids`
  * are every bench worker (the others count as `otherWorkers`, so a second worker scaling out is
@@ -44,29 +42,21 @@ export async function snapshotCpu(workerPid: number, workerPids: readonly number
   const processes = new Map<number, { part: CpuPart; ticks: number }>();
   if (os.platform() !== 'linux') return { processes, machine: { total: 0, idle: 0 } };
   const workers = new Set(workerPids);
-  const entries = await readdir('/proc');
-  await Promise.all(
-    entries
-      .filter((name) => /^\d+$/.test(name))
-      .map(async (name) => {
-        const pid = Number(name);
-        const read = await readProcess(pid);
-        if (read === null) return;
-        const part: CpuPart =
-          pid === workerPid
-            ? 'worker'
-            : workers.has(pid)
-              ? 'otherWorkers'
-              : pid === process.pid
-                ? 'bench'
-                : /(^|\/)temporal server\b/.test(read.cmdline)
-                  ? 'temporal'
-                  : read.comm === 'postgres' || read.cmdline.startsWith('postgres')
-                    ? 'postgres'
-                    : 'other';
-        processes.set(pid, { part, ticks: read.ticks });
-      }),
-  );
+  for (const info of await readProcesses()) {
+    const part: CpuPart =
+      info.pid === workerPid
+        ? 'worker'
+        : workers.has(info.pid)
+          ? 'otherWorkers'
+          : info.pid === process.pid
+            ? 'bench'
+            : /(^|\/)temporal server\b/.test(info.cmdline)
+              ? 'temporal'
+              : info.comm === 'postgres' || info.cmdline.startsWith('postgres')
+                ? 'postgres'
+                : 'other';
+    processes.set(info.pid, { part, ticks: info.cpuTicks });
+  }
   return { processes, machine: await readMachine() };
 }
 
@@ -77,7 +67,7 @@ export function cpuBetween(before: CpuSnapshot, after: CpuSnapshot, orders: numb
     const then = before.processes.get(pid)?.ticks ?? 0;
     ticks[now.part] += Math.max(0, now.ticks - then);
   }
-  const perOrder = (value: number) => (orders > 0 ? ((value / TICKS_PER_SECOND) * 1000) / orders : Number.NaN);
+  const perOrder = (value: number) => (orders > 0 ? ((value / CLOCK_TICKS_PER_SECOND) * 1000) / orders : Number.NaN);
   const msPerOrder = Object.fromEntries(CPU_PARTS.map((part) => [part, round(perOrder(ticks[part]))])) as Record<CpuPart, number>;
   const total = after.machine.total - before.machine.total;
   const idle = after.machine.idle - before.machine.idle;
@@ -98,20 +88,6 @@ export function combineCpu(samples: readonly { cpu: CpuBreakdown; orders: number
     totalMsPerOrder: weighted((cpu) => cpu.totalMsPerOrder),
     machineBusy: orders > 0 ? round(samples.reduce((sum, sample) => sum + sample.cpu.machineBusy * sample.orders, 0) / orders, 3) : Number.NaN,
   };
-}
-
-async function readProcess(pid: number): Promise<{ comm: string; cmdline: string; ticks: number } | null> {
-  try {
-    const [stat, cmdline] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/cmdline`, 'utf8')]);
-    // The command name is in parentheses and may hold spaces; utime and stime are fields 14 and
-    // 15, the 12th and 13th after it.
-    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { comm, cmdline: cmdline.split('\0').filter(Boolean).join(' '), ticks: Number(fields[11]) + Number(fields[12]) };
-  } catch {
-    // It exited between the listing and the read.
-    return null;
-  }
 }
 
 async function readMachine(): Promise<{ total: number; idle: number }> {

@@ -12,7 +12,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readdir, readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -25,6 +24,7 @@ import { setStock } from '../src/inventory/stock.js';
 import { findFreePort } from '../src/stack/ports.js';
 import { orderStartOptions } from '../src/starter/start-order.js';
 import { runClosedLoop } from './closed-loop.js';
+import { CLOCK_TICKS_PER_SECOND, readProcesses, type ProcessInfo } from './proc.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MB = 1024 * 1024;
@@ -51,17 +51,6 @@ export interface ProductionWorkerEnv {
   nodeFlags?: string[];
 }
 
-export interface ProcessInfo {
-  pid: number;
-  ppid: number;
-  /** Process group. */
-  pgrp: number;
-  /** /proc/<pid>/cmdline, its arguments joined by spaces. */
-  cmdline: string;
-  rssBytes: number;
-  /** User plus system CPU, in clock ticks. */
-  cpuTicks: number;
-}
 
 export interface StopOutcome {
   /** How the started process ended: 0 after a graceful shutdown. */
@@ -197,7 +186,7 @@ function killGroup(group: number, signal: NodeJS.Signals | 0): boolean {
 
 /** `pid` and its descendants, from /proc: each one's command line, RSS and CPU so far. */
 export async function processTree(pid: number): Promise<ProcessInfo[]> {
-  const all = await readAll();
+  const all = await readProcesses();
   const tree: ProcessInfo[] = [];
   const wanted = new Set([pid]);
   // Parents come before their children often but not always: sweep until nothing is added.
@@ -216,38 +205,7 @@ export async function processTree(pid: number): Promise<ProcessInfo[]> {
 
 /** The processes in a process group, wherever their parents went. */
 async function readGroup(group: number): Promise<ProcessInfo[]> {
-  return (await readAll()).filter((info) => info.pgrp === group);
-}
-
-async function readAll(): Promise<ProcessInfo[]> {
-  const entries = await readdir('/proc');
-  const all = await Promise.all(entries.filter((name) => /^\d+$/.test(name)).map((name) => readProcess(Number(name))));
-  return all.filter((info): info is ProcessInfo => info !== null);
-}
-
-async function readProcess(pid: number): Promise<ProcessInfo | null> {
-  try {
-    const [stat, status, cmdline] = await Promise.all([
-      readFile(`/proc/${pid}/stat`, 'utf8'),
-      readFile(`/proc/${pid}/status`, 'utf8'),
-      readFile(`/proc/${pid}/cmdline`, 'utf8'),
-    ]);
-    // Fields after the command name, which is in parentheses and may hold spaces: state is 3,
-    // ppid 4, pgrp 5, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const rssKb = /^VmRSS:\s+(\d+) kB/m.exec(status)?.[1];
-    return {
-      pid,
-      ppid: Number(fields[1]),
-      pgrp: Number(fields[2]),
-      cmdline: cmdline.split('\0').filter(Boolean).join(' '),
-      rssBytes: Number(rssKb ?? 0) * 1024,
-      cpuTicks: Number(fields[11]) + Number(fields[12]),
-    };
-  } catch {
-    // It exited between the listing and the read, or is not ours to read.
-    return null;
-  }
+  return (await readProcesses()).filter((info) => info.pgrp === group);
 }
 
 export interface ProductionWorkerOptions extends Omit<ProductionWorkerEnv, 'taskQueue'> {
@@ -296,7 +254,6 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
   for (const sku of skus) await setStock(options.db, sku, count);
   const worker = await startProductionWorker(options.variant, { ...options, taskQueue });
   try {
-    const ticksPerSecond = Number((await execa('getconf', ['CLK_TCK'])).stdout.trim());
     // npm is the root for `tuned`; the worker tree is what runs under it.
     const measured = (tree: ProcessInfo[]) => (options.variant === 'tuned' ? tree.filter((info) => info.pid !== worker.pid) : tree);
     const rss = (tree: ProcessInfo[]) => measured(tree).reduce((sum, info) => sum + info.rssBytes, 0);
@@ -351,7 +308,7 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
       idleRssMb: round(rss(before) / MB),
       peakRssMb: round(rss(peak) / MB),
       npmRssMb: npm === null ? null : round(npm / MB),
-      cpuMsPerOrder: round(((cpu(after) - cpu(before)) / ticksPerSecond) * 1000 / Math.max(1, load.completed)),
+      cpuMsPerOrder: round(((cpu(after) - cpu(before)) / CLOCK_TICKS_PER_SECOND) * 1000 / Math.max(1, load.completed)),
       processes: measured(after).map((info) => info.cmdline),
       leftBehindAtStop: leftBehind,
     };

@@ -138,7 +138,8 @@ export interface TelemetryCost {
   cpuPredictedRatio: number;
 }
 
-const fixed = (value: number, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : '–');
+/** A figure for a table: fixed digits, or a dash for none (NaN, or not measured). */
+export const fixed = (value: number | undefined, digits = 1) => (value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits));
 
 export function markdownReport(result: BenchResult): string {
   const lines: string[] = [];
