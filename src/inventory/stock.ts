@@ -78,7 +78,7 @@ export async function allocateStock(client: PoolClient, allocation: Allocation):
  * - an allocation held under the key flips to released (the flip is conditional, so only the
  *   first release returns the units), and its units go back to stock;
  * - an allocation already released: nothing;
- * - no allocation yet: a released row takes the key (a tombstone, zero units). An allocating
+ * - no allocation yet: a released row takes the key (a tombstone: it returns no units). An allocating
  *   attempt still in flight (one whose worker stalled past its timeout, or the run before a
  *   reset) then finds the key released and decrements nothing (AllocationReleasedError), where
  *   a release that only looked would have let it take the stock after the order was undone.
@@ -94,16 +94,16 @@ export async function releaseStock(
   release: { allocationKey: string; releaseKey: string; orderId: string; sku: string; quantity: number },
 ): Promise<{ released: number }> {
   const hash = requestHash({ orderId: release.orderId, sku: release.sku, quantity: release.quantity });
-  // A row created by this statement has created_at = released_at (both the transaction's now());
-  // an allocation flipped here was created by an earlier transaction.
+  // Only the insert writes `tombstone`: a row it returns true for is this statement's tombstone,
+  // and false is an allocation this statement flipped (migration 013 says why not the timestamps).
   const { rows } = await client.query<{ sku: string; quantity: number; was_allocated: boolean }>(
-    `insert into stock_allocations as a (idempotency_key, order_id, sku, quantity, request_hash, state, released_at, release_key)
-     select $1, $3, $4, $5, $6, 'released', now(), $2
+    `insert into stock_allocations as a (idempotency_key, order_id, sku, quantity, request_hash, state, released_at, release_key, tombstone)
+     select $1, $3, $4, $5, $6, 'released', now(), $2, true
       where exists (select 1 from inventory where sku = $4)
      on conflict (idempotency_key) do update
         set state = 'released', released_at = now(), release_key = excluded.release_key
       where a.state = 'allocated'
-     returning a.sku, a.quantity, a.created_at <> a.released_at as was_allocated`,
+     returning a.sku, a.quantity, not a.tombstone as was_allocated`,
     [release.allocationKey, release.releaseKey, release.orderId, release.sku, release.quantity, hash],
   );
   const allocation = rows[0];

@@ -85,6 +85,26 @@ describe('stock', () => {
     expect(rows).toEqual([{ state: 'released' }]);
   });
 
+  it('an allocation released by a transaction that began in the same microsecond (the same now()) still returns its units', async () => {
+    // Two transactions that begin together can share now(): modelled here by one transaction, in
+    // which the allocation's created_at and the release's released_at are the same instant.
+    const sku = `sku-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 4);
+    const orderId = await newOrder(sku, 2);
+    const allocationKey = `${randomUUID()}/reserve-stock`;
+    const released = await withTransaction(db.pool, async (client) => {
+      await allocateStock(client, { idempotencyKey: allocationKey, orderId, sku, quantity: 2 });
+      return releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 2 });
+    });
+    expect(released).toEqual({ released: 2 });
+    expect(await available(sku)).toBe(4);
+    const { rows } = await db.pool.query<{ state: string; tombstone: boolean; same_instant: boolean }>(
+      'select state, tombstone, created_at = released_at as same_instant from stock_allocations where idempotency_key = $1',
+      [allocationKey],
+    );
+    expect(rows).toEqual([{ state: 'released', tombstone: false, same_instant: true }]);
+  });
+
   it('a release racing an allocation under the same key: whichever commits first, the units end in stock and the key closed', async () => {
     for (let round = 0; round < 10; round++) {
       const sku = `sku-${randomUUID().slice(0, 6)}`;
