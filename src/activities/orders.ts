@@ -22,7 +22,10 @@ export function createOrderActivities(deps: ActivityDeps) {
      * not report completed what the books say was undone.
      */
     async confirmOrder(input: { orderId: string }): Promise<void> {
-      if (await setOrderStatus(deps.db, input.orderId, { status: 'completed' })) return;
+      if (await setOrderStatus(deps.db, input.orderId, { status: 'completed' })) {
+        failpoint('confirm.after-commit');
+        return;
+      }
       const current = await orderStatus(deps.db, input.orderId);
       throw ApplicationFailure.nonRetryable(
         `order ${input.orderId} cannot be confirmed from status '${current ?? 'unknown'}'`,

@@ -20,6 +20,7 @@ export type FailpointName =
   | 'refund.after-commit'
   | 'record-refund.after-ledger'
   | 'release-stock.after-commit'
+  | 'confirm.after-commit'
   | 'outbox.after-publish';
 
 const enabled = new Set((process.env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean));

@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { ChargeOutcome, ChargeResult, PendingCharge } from '../activities/charge-first/types.js';
 import { ActivityId, ChargeFirstActivityId } from '../domain/activity-ids.js';
@@ -8,6 +8,7 @@ import { COMPENSATION_ACTIVITY_OPTIONS, FORWARD_ACTIVITY_OPTIONS, PAYMENT_ACTIVI
 import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureTypeOf } from './failure-type.js';
 import { closeOrder, declineCodeOf } from './order-status.js';
+import { CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH } from './patches.js';
 import type { SagaContext } from './saga-context.js';
 
 /**
@@ -118,10 +119,16 @@ export async function chargeFirstSaga({ order, workflowId, originalRunId, saga, 
     const cancelled = isCancellation(error) || CancellationScope.current().consideredCancelled;
     const reason = cancelled ? 'cancelled' : describeFailure(error);
     log.warn('compensating order', { orderId: order.orderId, reason });
-    await CancellationScope.nonCancellable(async () => {
+    const ended = await CancellationScope.nonCancellable(async () => {
       saga.enter('compensating');
       saga.setStatus('compensating');
-      await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
+      const marked = await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
+      if (marked?.status === 'completed' && patched(CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH)) {
+        // Confirmed by an attempt the run never heard from: past undoing (see the patch).
+        log.warn('not compensating: the order was already confirmed', { orderId: order.orderId, reason });
+        saga.finish('completed', null);
+        return 'completed' as const;
+      }
       try {
         await compensations.runInReverse();
       } catch (compensationError) {
@@ -135,9 +142,10 @@ export async function chargeFirstSaga({ order, workflowId, originalRunId, saga, 
       }
       saga.finish('compensated', reason);
       await closeOrder(order.orderId, 'compensated', reason);
+      return 'compensated' as const;
     });
     if (cancelled) throw isCancellation(error) ? error : new CancelledFailure(`order ${order.orderId} cancelled`);
-    return saga.result('compensated');
+    return saga.result(ended);
   }
 }
 

@@ -14,7 +14,7 @@ import {
 import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureTypeOf } from './failure-type.js';
 import { closeOrder, declineCodeOf } from './order-status.js';
-import { RESET_RUN_UNDOES_EARLIER_STEPS_PATCH } from './patches.js';
+import { CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH, RESET_RUN_UNDOES_EARLIER_STEPS_PATCH } from './patches.js';
 import type { SagaContext } from './saga-context.js';
 import { countCompensation, countSettlementWait } from './saga-metrics.js';
 
@@ -206,11 +206,12 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       saga.enter('compensating');
       saga.setStatus('compensating');
       const marked = await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
-      if (resetRun && marked?.status === 'completed') {
-        // The run before the reset confirmed the order: it is past undoing here, and taking back
-        // its stock or money would contradict it. A confirmed order is refunded by the merchant
-        // refund, never by a compensation.
-        log.warn('reset run not compensating: the order was already confirmed by the run before the reset', { orderId: order.orderId, reason });
+      if (marked?.status === 'completed' && (resetRun || patched(CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH))) {
+        // The order is confirmed: by the run before a reset, or by this run's own confirmation,
+        // whose attempt committed and was never heard from (its worker died, and the cancel
+        // stopped the retry). It is past undoing: taking back its stock or money would contradict
+        // it. A confirmed order is refunded by the merchant refund, never by a compensation.
+        log.warn('not compensating: the order was already confirmed', { orderId: order.orderId, reason });
         saga.finish('completed', null);
         return 'completed' as const;
       }

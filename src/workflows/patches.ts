@@ -16,3 +16,13 @@ export const HOLD_THEN_CAPTURE_PATCH = 'hold-then-capture';
  * or captured under the same keys. Runs without the marker compensate as before.
  */
 export const RESET_RUN_UNDOES_EARLIER_STEPS_PATCH = 'reset-run-undoes-earlier-steps';
+
+/**
+ * `confirmed-order-stays-confirmed`: a run that begins compensating and finds the order already
+ * completed leaves it completed, whatever run it is. The confirmation can land without the run
+ * hearing of it: its worker died after the commit, and the workflow was cancelled before a retry,
+ * so the attempt timed out and the saga compensated a confirmed order (refunded its capture and
+ * released its stock). Reset runs already did this under the patch above; runs without either
+ * marker compensate as before.
+ */
+export const CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH = 'confirmed-order-stays-confirmed';

@@ -3,6 +3,7 @@ import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import type { FailpointName } from '../../src/failpoints/failpoint.js';
 import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH } from '../../src/workflows/patches.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
@@ -75,6 +76,37 @@ describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed insid
       expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED);
       expect((await stripeObjectsFor(harness.stripe, order.orderId)).intents).toEqual([]);
       await harness.expectInvariants([order.orderId]);
+    },
+    CRASH_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'row 21: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
+    async () => {
+      const harness = await startSagaHarness({ worker: false });
+      harnesses.push(harness);
+      const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
+      const doomed = await startWorkerProcess(harness, { failpoints: ['confirm.after-commit'] });
+      const started = await harness.start(order);
+      expect(await doomed.waitForExit(120_000)).toEqual({ code: null, signal: 'SIGKILL' });
+      // The confirmation landed; its attempt will never report. The cancel stops its retry, so the
+      // run never hears that the order is confirmed.
+      expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'completed' });
+      await started.handle.cancel();
+      await startWorkerProcess(harness);
+      const ending = await withTimeout(endingOf(started.handle), 150_000, () => 'the cancelled run did not end');
+      expect(ending.ended).toBe('cancelled');
+
+      const history = await SagaHistory.of(started.handle);
+      expect(history.activityEnding(ActivityId.confirmOrder)).not.toBe('completed');
+      expect(history.patches()).toContain(CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH);
+      // Began compensating, found the order confirmed, and undid nothing.
+      expect(history.activityEnding(ActivityId.markCompensating)).toBe('completed');
+      for (const undo of [ActivityId.refundCapture, ActivityId.voidAuthorization, ActivityId.releaseStock]) {
+        expect(() => history.activityEnding(undo), undo).toThrow(/expected one scheduled/);
+      }
+      const paymentIntentId = (await orderRow(harness.db.pool, order.orderId))?.payment_intent_id ?? null;
+      await expectCompletedOnce(harness, order, paymentIntentId, started.runId);
     },
     CRASH_TEST_TIMEOUT_MS,
   );

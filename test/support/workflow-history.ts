@@ -74,6 +74,18 @@ export class SagaHistory {
     return name.replace(/^TIMEOUT_TYPE_/, '') as 'HEARTBEAT' | 'START_TO_CLOSE' | 'SCHEDULE_TO_CLOSE' | 'SCHEDULE_TO_START';
   }
 
+  /** How the activity ended in the history: completed, failed, timed out, cancelled, or not yet. */
+  activityEnding(activityId: string): 'completed' | 'failed' | 'timed-out' | 'cancelled' | null {
+    const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
+    for (const event of this.events) {
+      if (event.activityTaskCompletedEventAttributes && eventIdOf(event.activityTaskCompletedEventAttributes.scheduledEventId) === scheduledId) return 'completed';
+      if (event.activityTaskFailedEventAttributes && eventIdOf(event.activityTaskFailedEventAttributes.scheduledEventId) === scheduledId) return 'failed';
+      if (event.activityTaskTimedOutEventAttributes && eventIdOf(event.activityTaskTimedOutEventAttributes.scheduledEventId) === scheduledId) return 'timed-out';
+      if (event.activityTaskCanceledEventAttributes && eventIdOf(event.activityTaskCanceledEventAttributes.scheduledEventId) === scheduledId) return 'cancelled';
+    }
+    return null;
+  }
+
   /** The event ID of the activity's ActivityTaskCompleted. */
   completedEventId(activityId: string): number {
     const scheduledId = eventIdOf(this.scheduled(activityId).eventId);
