@@ -88,22 +88,32 @@ async function cancelBeforeRetry(harness: SagaHarness, handle: WorkflowHandle, a
   }
 }
 
+/**
+ * A worker that dies at `failpoint` inside `activityId`, after its commit (the order then stands
+ * at `status`); the run cancelled before any retry, then finished by a fresh worker: it must end
+ * cancelled.
+ */
+async function crashThenCancel(failpoint: FailpointName, activityId: string, status: string) {
+  const harness = await startSagaHarness({ worker: false });
+  harnesses.push(harness);
+  const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
+  const doomed = await startWorkerProcess(harness, { failpoints: [failpoint] });
+  const started = await harness.start(order);
+  expect(await doomed.waitForExit(120_000)).toEqual({ code: null, signal: 'SIGKILL' });
+  expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status });
+  await cancelBeforeRetry(harness, started.handle, activityId);
+  await startWorkerProcess(harness);
+  const ending = await withTimeout(endingOf(started.handle), 150_000, () => 'the cancelled run did not end');
+  expect(ending.ended).toBe('cancelled');
+  return { harness, order, started };
+}
+
 describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed inside a forward step', () => {
   it(
     'rows 4 and 17: worker killed after the order was recorded, and the order cancelled before any retry: the record that landed is closed compensated; nothing reserved, held or charged',
     async () => {
-      const harness = await startSagaHarness({ worker: false });
-      harnesses.push(harness);
-      const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
-      const doomed = await startWorkerProcess(harness, { failpoints: ['record-order.after-commit'] });
-      const started = await harness.start(order);
-      expect(await doomed.waitForExit(120_000)).toEqual({ code: null, signal: 'SIGKILL' });
       // The record landed; its attempt will never report. The customer cancels now.
-      expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'pending' });
-      await cancelBeforeRetry(harness, started.handle, ActivityId.recordOrder);
-      await startWorkerProcess(harness);
-      const ending = await withTimeout(endingOf(started.handle), 150_000, () => 'the cancelled run did not end');
-      expect(ending.ended).toBe('cancelled');
+      const { harness, order } = await crashThenCancel('record-order.after-commit', ActivityId.recordOrder, 'pending');
       expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'compensated', status_reason: 'cancelled' });
       expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([]);
       expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED);
@@ -116,19 +126,9 @@ describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed insid
   it(
     'row 21: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
     async () => {
-      const harness = await startSagaHarness({ worker: false });
-      harnesses.push(harness);
-      const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
-      const doomed = await startWorkerProcess(harness, { failpoints: ['confirm.after-commit'] });
-      const started = await harness.start(order);
-      expect(await doomed.waitForExit(120_000)).toEqual({ code: null, signal: 'SIGKILL' });
       // The confirmation landed; its attempt will never report. The cancel stops its retry, so the
       // run never hears that the order is confirmed.
-      expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'completed' });
-      await cancelBeforeRetry(harness, started.handle, ActivityId.confirmOrder);
-      await startWorkerProcess(harness);
-      const ending = await withTimeout(endingOf(started.handle), 150_000, () => 'the cancelled run did not end');
-      expect(ending.ended).toBe('cancelled');
+      const { harness, order, started } = await crashThenCancel('confirm.after-commit', ActivityId.confirmOrder, 'completed');
 
       const history = await SagaHistory.of(started.handle);
       expect(history.patches()).toContain(CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH);
