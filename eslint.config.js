@@ -31,7 +31,7 @@ export default tseslint.config(
       ],
       'no-restricted-imports': [
         'error',
-        { patterns: ['node:*', 'pg', 'stripe', '../activities/*/!(types)*', '../ledger/*', '../stripe/*'] },
+        { patterns: ['node:*', 'pg', 'stripe', '../activities/*/!(types)*', '../money/ledger/*', '../money/stripe/*', '../platform/db/*'] },
       ],
     },
   },

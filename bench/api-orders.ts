@@ -17,12 +17,12 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { createApiKey } from '../src/api/auth/api-keys.js';
 import { buildApiServer } from '../src/api/server.js';
-import { DEFAULT_API_IDEMPOTENCY } from '../src/api-idempotency/settings.js';
-import { migrate } from '../src/db/migrate.js';
-import { createPool } from '../src/db/pool.js';
-import { resolveTemporalCli } from '../src/temporal/cli-path.js';
-import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server-settings.js';
-import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
+import { DEFAULT_API_IDEMPOTENCY } from '../src/api/idempotency/settings.js';
+import { migrate } from '../src/platform/db/migrate.js';
+import { createPool } from '../src/platform/db/pool.js';
+import { resolveTemporalCli } from '../src/platform/temporal/cli-path.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/platform/temporal/dev-server-settings.js';
+import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attributes.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 

@@ -4,7 +4,7 @@ import type { OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult, OrderStatus } from '../src/domain/order-result.js';
 import { CAPTURE_ACTIVITY_OPTIONS, FORWARD_ACTIVITY_OPTIONS, PAYMENT_ACTIVITY_OPTIONS } from '../src/workflows/activity-options.js';
 import { HOLD_THEN_CAPTURE_PATCH } from '../src/workflows/patches.js';
-import { OrderIdAttribute, OrderStatusAttribute } from '../src/temporal/search-attributes.js';
+import { OrderIdAttribute, OrderStatusAttribute } from '../src/platform/temporal/search-attributes.js';
 import type { BaselineActivities } from './baseline-activities.js';
 
 const forward = proxyActivities<Pick<BaselineActivities, 'recordOrder' | 'reserveStock' | 'confirmOrder'>>(FORWARD_ACTIVITY_OPTIONS);

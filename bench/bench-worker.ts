@@ -7,11 +7,11 @@
 import { getEachMessage, sendMessage } from 'execa';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { createPool } from '../src/db/pool.js';
-import { createStripeClient } from '../src/stripe/client.js';
-import { createOrderWorker, ORDER_WORKER_TUNING } from '../src/temporal/order-worker.js';
-import { startTracing } from '../src/telemetry/tracing.js';
-import { workerTelemetryOptions } from '../src/telemetry/worker-telemetry.js';
+import { createPool } from '../src/platform/db/pool.js';
+import { createStripeClient } from '../src/money/stripe/client.js';
+import { createOrderWorker, ORDER_WORKER_TUNING } from '../src/platform/temporal/order-worker.js';
+import { startTracing } from '../src/platform/telemetry/tracing.js';
+import { workerTelemetryOptions } from '../src/platform/telemetry/worker-telemetry.js';
 import { createBaselineActivities } from './baseline-activities.js';
 import { countQueries } from './query-counter.js';
 import type { WorkerReply, WorkerRequest } from './worker-protocol.js';

@@ -16,14 +16,14 @@
  * by the planner's statistics, such as inventory or api_keys) and is reported as such.
  */
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { reapApiIdempotency } from '../src/api-idempotency/reaper.js';
-import { DEFAULT_API_IDEMPOTENCY } from '../src/api-idempotency/settings.js';
+import { reapApiIdempotency } from '../src/api/idempotency/reaper.js';
+import { DEFAULT_API_IDEMPOTENCY } from '../src/api/idempotency/settings.js';
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyLease,
   type IdempotencyScope as ApiScope,
-} from '../src/api-idempotency/api-idempotency-store.js';
+} from '../src/api/idempotency/api-idempotency-store.js';
 import { lookupApiKey } from '../src/api/auth/api-keys.js';
 import { CREATE_ORDER_OPERATION } from '../src/api/orders/create-order.js';
 import { findTenantOrder } from '../src/api/orders/order-view.js';
@@ -40,22 +40,22 @@ import {
   registerKey,
   reopenFencedKey,
   replayFinishedKey,
-} from '../src/idempotency/activity-idempotency-store.js';
-import { deriveIdempotencyKey } from '../src/idempotency/idempotency-key.js';
-import { allocateStock, releaseStock } from '../src/inventory/stock.js';
-import { postLedgerTransaction } from '../src/ledger/ledger.js';
+} from '../src/money/idempotency/activity-idempotency-store.js';
+import { deriveIdempotencyKey } from '../src/money/idempotency/idempotency-key.js';
+import { allocateStock, releaseStock } from '../src/orders/stock.js';
+import { postLedgerTransaction } from '../src/money/ledger/ledger.js';
 import { claimInboxMessage, reapInboxMessages } from '../src/messaging/inbox.js';
 import { claimCharge, orderLine, orderStatus, recordOrder, setOrderStatus } from '../src/orders/orders.js';
-import { announceOrderFailed, announceOrderPaid } from '../src/outbox/order-events.js';
-import { loadOutboxSettings } from '../src/outbox/outbox-settings.js';
-import { claimUnsent, markSent, reapSentRows, recordFailure } from '../src/outbox/outbox-store.js';
-import { insertHold, markHoldCaptured, markHoldReleased } from '../src/payments/payment-holds.js';
-import { PaymentScope } from '../src/payments/payment-protocol.js';
-import { applyOrderEvent } from '../src/receipts/receipts.js';
-import { REAPED_TABLES } from '../src/retention/reaper.js';
-import { DEFAULT_RETENTION } from '../src/retention/settings.js';
-import { reapWebhookEvents, recordHandoff, recordStripeEvent, STRIPE_WEBHOOK_SUBSCRIBER } from '../src/webhooks/record-stripe-event.js';
-import { stripeEventSchema, type StripeEvent } from '../src/webhooks/stripe-event.js';
+import { announceOrderFailed, announceOrderPaid } from '../src/messaging/outbox/order-events.js';
+import { loadOutboxSettings } from '../src/messaging/outbox/outbox-settings.js';
+import { claimUnsent, markSent, reapSentRows, recordFailure } from '../src/messaging/outbox/outbox-store.js';
+import { insertHold, markHoldCaptured, markHoldReleased } from '../src/money/payments/payment-holds.js';
+import { PaymentScope } from '../src/money/payments/payment-protocol.js';
+import { applyOrderEvent } from '../src/messaging/receipts/receipts.js';
+import { REAPED_TABLES } from '../src/operations/retention/reaper.js';
+import { DEFAULT_RETENTION } from '../src/operations/retention/settings.js';
+import { reapWebhookEvents, recordHandoff, recordStripeEvent, STRIPE_WEBHOOK_SUBSCRIBER } from '../src/messaging/webhooks/record-stripe-event.js';
+import { stripeEventSchema, type StripeEvent } from '../src/messaging/webhooks/stripe-event.js';
 
 /** Who sends the statement. */
 export type HotPath = 'saga' | 'ledger' | 'api' | 'webhooks' | 'outbox' | 'receipts' | 'reaper';
@@ -161,14 +161,14 @@ const SPECS: StatementSpec[] = [
   { path: 'saga', source: 'src/orders/orders.ts: recordOrder', names: ['orders.recordOrder'], run: (db, s) => recordOrder(db, s.order, workflowIdForOrder(s.order.orderId)) },
   {
     path: 'saga',
-    source: 'src/inventory/stock.ts: allocateStock',
+    source: 'src/orders/stock.ts: allocateStock',
     names: ['stock.allocateStock'],
     answers: [{ rows: [{ allocated: true, decremented: true }] }],
     run: (db, s) => allocateStock(db, { idempotencyKey: key(s.runId, ActivityId.reserveStock), orderId: s.order.orderId, sku: s.order.sku, quantity: s.order.quantity }),
   },
   {
     path: 'saga',
-    source: 'src/inventory/stock.ts: allocateStock (a retried reservation)',
+    source: 'src/orders/stock.ts: allocateStock (a retried reservation)',
     names: [null, 'stock.allocateStock: replay lookup'],
     answers: [{ rows: [{ allocated: false, decremented: false }] }, { rows: [{ request_hash: '', state: 'allocated' }] }],
     run: (db, s) => allocateStock(db, { idempotencyKey: key(s.existing.runId, ActivityId.reserveStock), orderId: s.existing.orderId, sku: s.order.sku, quantity: 1 }),
@@ -183,65 +183,65 @@ const SPECS: StatementSpec[] = [
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: registerKey',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: registerKey',
     names: ['idempotency.registerKey'],
     run: (db, s) => registerKey(db, { scope: PaymentScope.authorize, key: key(s.runId, ActivityId.authorizePayment), requestHash: 'h', retentionMs: DEFAULT_KEY_RETENTION_MS }),
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: replayFinishedKey',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: replayFinishedKey',
     names: ['idempotency.replayFinishedKey'],
     run: (db, s) => replayFinishedKey(db, PaymentScope.capture, key(s.existing.runId, ActivityId.capturePayment), 'h'),
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: readKey',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: readKey',
     names: ['idempotency.readKey'],
     run: (db, s) => readKey(db, PaymentScope.authorize, key(s.existing.runId, ActivityId.authorizePayment)),
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: finishKey',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: finishKey',
     names: ['idempotency.finishKey'],
     run: (db, s) => finishKey(db, PaymentScope.authorize, key(s.runId, ActivityId.authorizePayment), 'completed', { status: 'requires_capture' }),
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: markKeyProcessing',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: markKeyProcessing',
     names: ['idempotency.markKeyProcessing'],
     run: (db, s) => markKeyProcessing(db, PaymentScope.authorize, key(s.runId, ActivityId.authorizePayment), { status: 'processing' }),
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: fenceKey',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: fenceKey',
     names: ['idempotency.fenceKey'],
     answers: [{ rows: [{ state: 'failed', request_hash: 'fenced', result: {}, attempts: 0, created_at: new Date() }] }],
     run: (db, s) => fenceKey(db, { scope: PaymentScope.capture, key: key(s.runId, ActivityId.capturePayment), retentionMs: DEFAULT_KEY_RETENTION_MS, result: { fenced: true } }),
   },
   {
     path: 'saga',
-    source: 'src/idempotency/activity-idempotency-store.ts: reopenFencedKey',
+    source: 'src/money/idempotency/activity-idempotency-store.ts: reopenFencedKey',
     names: ['idempotency.reopenFencedKey'],
     run: (db, s) => reopenFencedKey(db, PaymentScope.capture, key(s.runId, ActivityId.capturePayment), { status: 'succeeded' }),
   },
   {
     path: 'saga',
-    source: 'src/payments/payment-holds.ts: insertHold',
+    source: 'src/money/payments/payment-holds.ts: insertHold',
     names: ['holds.insertHold'],
     run: (db, s) => insertHold(db, { orderId: s.order.orderId, paymentIntentId: 'pi_new', amountAuthorized: s.order.amount, currency: s.order.currency, captureBefore: 1_900_000_000 }),
   },
-  { path: 'saga', source: 'src/payments/payment-holds.ts: markHoldCaptured', names: ['holds.markHoldCaptured'], run: (db, s) => markHoldCaptured(db, s.existing.paymentIntentId, s.order.amount) },
-  { path: 'saga', source: 'src/payments/payment-holds.ts: markHoldReleased', names: ['holds.markHoldReleased'], run: (db, s) => markHoldReleased(db, s.existing.paymentIntentId, 'voided') },
+  { path: 'saga', source: 'src/money/payments/payment-holds.ts: markHoldCaptured', names: ['holds.markHoldCaptured'], run: (db, s) => markHoldCaptured(db, s.existing.paymentIntentId, s.order.amount) },
+  { path: 'saga', source: 'src/money/payments/payment-holds.ts: markHoldReleased', names: ['holds.markHoldReleased'], run: (db, s) => markHoldReleased(db, s.existing.paymentIntentId, 'voided') },
   {
     path: 'saga',
-    source: 'src/outbox/order-events.ts: announceOrderPaid',
+    source: 'src/messaging/outbox/order-events.ts: announceOrderPaid',
     names: ['outbox.announceOrderPaid'],
     run: (db, s) => announceOrderPaid(db, s.order.orderId, { amountMinor: s.order.amount, currency: s.order.currency, paymentIntentId: 'pi_new' }),
   },
-  { path: 'saga', source: 'src/outbox/order-events.ts: announceOrderFailed', names: ['outbox.announceOrderFailed'], run: (db, s) => announceOrderFailed(db, s.order.orderId) },
+  { path: 'saga', source: 'src/messaging/outbox/order-events.ts: announceOrderFailed', names: ['outbox.announceOrderFailed'], run: (db, s) => announceOrderFailed(db, s.order.orderId) },
   {
     path: 'saga',
-    source: 'src/inventory/stock.ts: releaseStock',
+    source: 'src/orders/stock.ts: releaseStock',
     names: ['stock.releaseStock', 'stock.releaseStock: return the units'],
     answers: [{ rows: [{ sku: 'seed-sku-0', quantity: 1, was_allocated: true }] }],
     run: (db, s) =>
@@ -259,7 +259,7 @@ const SPECS: StatementSpec[] = [
   // The ledger: the capture's charge (and the refund's reversal, the same statement), a replay, a duplicate.
   {
     path: 'ledger',
-    source: 'src/ledger/ledger.ts: postLedgerTransaction',
+    source: 'src/money/ledger/ledger.ts: postLedgerTransaction',
     names: ['ledger.postLedgerTransaction', 'ledger.postLedgerTransaction: replay lookup', 'ledger.postLedgerTransaction: duplicate blocker'],
     run: (db, s) =>
       postLedgerTransaction(db, {
@@ -276,26 +276,26 @@ const SPECS: StatementSpec[] = [
   { path: 'api', source: 'src/api/auth/api-keys.ts: lookupApiKey', names: ['api.lookupApiKey'], run: (db) => lookupApiKey(db, 'opk_bench_key_that_is_not_stored') },
   {
     path: 'api',
-    source: 'src/api-idempotency/api-idempotency-store.ts: claimIdempotencyKey',
+    source: 'src/api/idempotency/api-idempotency-store.ts: claimIdempotencyKey',
     names: ['apiIdempotency.claim: insert', 'apiIdempotency.claim: lock the record', 'apiIdempotency.claim: tombstone'],
     answers: [{ rowCount: 1 }, { rows: [{ request_hash: 'h', state: 'pending', status_code: null, response_body: null, resource_id: 'ord_new', lease_left_ms: 30_000 }] }, { rows: [] }],
     run: (db, s) => claimIdempotencyKey(db, { ...s.apiScope, key: 'bench-new-key' }, claimRequest()),
   },
   {
     path: 'api',
-    source: 'src/api-idempotency/api-idempotency-store.ts: claimIdempotencyKey (an expired lease)',
+    source: 'src/api/idempotency/api-idempotency-store.ts: claimIdempotencyKey (an expired lease)',
     names: [null, null, 'apiIdempotency.claim: take over the lease'],
     answers: [{ rowCount: 0 }, { rows: [{ request_hash: 'h', state: 'pending', status_code: null, response_body: null, resource_id: 'ord_new', lease_left_ms: -1 }] }],
     run: (db, s) => claimIdempotencyKey(db, s.apiScope, claimRequest()),
   },
   {
     path: 'api',
-    source: 'src/api-idempotency/api-idempotency-store.ts: completeIdempotencyKey',
+    source: 'src/api/idempotency/api-idempotency-store.ts: completeIdempotencyKey',
     names: ['apiIdempotency.complete'],
     answers: [{ rows: [{ status_code: 201, response_body: {} }] }],
     run: (db, s) => completeIdempotencyKey(db, s.apiScope, { state: 'completed', statusCode: 201, body: {} }),
   },
-  { path: 'api', source: 'src/api-idempotency/api-idempotency-store.ts: releaseIdempotencyLease', names: ['apiIdempotency.releaseLease'], run: (db, s) => releaseIdempotencyLease(db, s.apiScope) },
+  { path: 'api', source: 'src/api/idempotency/api-idempotency-store.ts: releaseIdempotencyLease', names: ['apiIdempotency.releaseLease'], run: (db, s) => releaseIdempotencyLease(db, s.apiScope) },
   {
     path: 'api',
     source: 'src/api/orders/order-view.ts: findTenantOrder',
@@ -307,20 +307,20 @@ const SPECS: StatementSpec[] = [
   // Stripe's webhooks into the inbox.
   {
     path: 'webhooks',
-    source: 'src/webhooks/record-stripe-event.ts: recordStripeEvent',
+    source: 'src/messaging/webhooks/record-stripe-event.ts: recordStripeEvent',
     names: ['webhooks.recordStripeEvent: inbox', 'webhooks.recordStripeEvent: event', 'webhooks.recordStripeEvent: object state', 'webhooks.recordStripeEvent: applied'],
     answers: [{ rowCount: 1 }, { rowCount: 1 }, { rowCount: 1 }, { rowCount: 1 }],
     run: (db, s) => recordStripeEvent(db, s.event),
   },
-  { path: 'webhooks', source: 'src/webhooks/record-stripe-event.ts: recordHandoff', names: ['webhooks.recordHandoff'], run: (db, s) => recordHandoff(db, s.event.id, null) },
+  { path: 'webhooks', source: 'src/messaging/webhooks/record-stripe-event.ts: recordHandoff', names: ['webhooks.recordHandoff'], run: (db, s) => recordHandoff(db, s.event.id, null) },
 
   // The outbox dispatcher and the receipts consumer.
-  { path: 'outbox', source: 'src/outbox/outbox-store.ts: claimUnsent', names: ['outbox.claimUnsent'], run: (db) => claimUnsent(db, loadOutboxSettings({}).batchSize) },
-  { path: 'outbox', source: 'src/outbox/outbox-store.ts: markSent', names: ['outbox.markSent'], run: (db, s) => markSent(db, s.outboxIds) },
-  { path: 'outbox', source: 'src/outbox/outbox-store.ts: recordFailure', names: ['outbox.recordFailure'], run: (db, s) => recordFailure(db, s.outboxIds[0] ?? 1, 'timeout') },
+  { path: 'outbox', source: 'src/messaging/outbox/outbox-store.ts: claimUnsent', names: ['outbox.claimUnsent'], run: (db) => claimUnsent(db, loadOutboxSettings({}).batchSize) },
+  { path: 'outbox', source: 'src/messaging/outbox/outbox-store.ts: markSent', names: ['outbox.markSent'], run: (db, s) => markSent(db, s.outboxIds) },
+  { path: 'outbox', source: 'src/messaging/outbox/outbox-store.ts: recordFailure', names: ['outbox.recordFailure'], run: (db, s) => recordFailure(db, s.outboxIds[0] ?? 1, 'timeout') },
   {
     path: 'receipts',
-    source: 'src/receipts/receipts.ts: applyOrderEvent',
+    source: 'src/messaging/receipts/receipts.ts: applyOrderEvent',
     names: ['inbox.claimInboxMessage (receipts)', 'receipts.recordReceipt'],
     answers: [{ rowCount: 1 }],
     run: (db, s) =>
@@ -338,18 +338,18 @@ const SPECS: StatementSpec[] = [
   },
   { path: 'receipts', source: 'src/messaging/inbox.ts: claimInboxMessage', names: ['inbox.claimInboxMessage'], run: (db, s) => claimInboxMessage(db, 'receipts', String(s.outboxIds[0] ?? 1)) },
 
-  // The reaper's batches (src/retention/reaper.ts) and the API's (src/api/main.ts), at their default horizons.
-  { path: 'reaper', source: 'src/idempotency/activity-idempotency-store.ts: reapExpiredKeys', names: ['reaper.activity_idempotency'], run: (db) => reapExpiredKeys(db, DEFAULT_RETENTION.batchSize) },
-  { path: 'reaper', source: 'src/idempotency/activity-idempotency-store.ts: countExpiredOpenKeys', names: ['reaper.countExpiredOpenKeys'], run: (db) => countExpiredOpenKeys(db) },
+  // The reaper's batches (src/operations/retention/reaper.ts) and the API's (src/api.ts), at their default horizons.
+  { path: 'reaper', source: 'src/money/idempotency/activity-idempotency-store.ts: reapExpiredKeys', names: ['reaper.activity_idempotency'], run: (db) => reapExpiredKeys(db, DEFAULT_RETENTION.batchSize) },
+  { path: 'reaper', source: 'src/money/idempotency/activity-idempotency-store.ts: countExpiredOpenKeys', names: ['reaper.countExpiredOpenKeys'], run: (db) => countExpiredOpenKeys(db) },
   {
     path: 'reaper',
-    source: 'src/outbox/outbox-store.ts: reapSentRows',
+    source: 'src/messaging/outbox/outbox-store.ts: reapSentRows',
     names: ['reaper.outbox'],
     run: (db) => reapSentRows(db, DEFAULT_RETENTION.outboxSentMs, DEFAULT_RETENTION.batchSize),
   },
   {
     path: 'reaper',
-    source: 'src/webhooks/record-stripe-event.ts: reapWebhookEvents',
+    source: 'src/messaging/webhooks/record-stripe-event.ts: reapWebhookEvents',
     names: ['reaper.stripe_webhook_events'],
     run: (db) => reapWebhookEvents(db, DEFAULT_RETENTION.inboxMs, DEFAULT_RETENTION.batchSize),
   },
@@ -361,7 +361,7 @@ const SPECS: StatementSpec[] = [
   },
   {
     path: 'reaper',
-    source: 'src/api-idempotency/reaper.ts: reapApiIdempotency',
+    source: 'src/api/idempotency/reaper.ts: reapApiIdempotency',
     names: ['reaper.api_idempotency', 'reaper.api_idempotency_tombstones'],
     run: (db) => reapApiIdempotency(db, { tombstoneMs: DEFAULT_API_IDEMPOTENCY.tombstoneMs }),
   },
@@ -417,7 +417,7 @@ async function captureStatements(sample: Sample): Promise<NamedStatement[]> {
   return captured;
 }
 
-/** Tables rows are deleted from in batches: the reaper's (src/retention/reaper.ts) and the API's (src/api-idempotency/reaper.ts). */
+/** Tables rows are deleted from in batches: the reaper's (src/operations/retention/reaper.ts) and the API's (src/api/idempotency/reaper.ts). */
 const DELETED_FROM: readonly string[] = [...REAPED_TABLES, 'api_idempotency', 'api_idempotency_tombstones'];
 
 /**

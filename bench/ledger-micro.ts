@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { createPool } from '../src/db/pool.js';
-import { withTransaction } from '../src/db/transaction.js';
-import { LedgerAccount } from '../src/ledger/accounts.js';
-import { postLedgerTransaction, type LedgerEntry } from '../src/ledger/ledger.js';
+import { createPool } from '../src/platform/db/pool.js';
+import { withTransaction } from '../src/platform/db/transaction.js';
+import { LedgerAccount } from '../src/money/ledger/accounts.js';
+import { postLedgerTransaction, type LedgerEntry } from '../src/money/ledger/ledger.js';
 import { percentile } from './closed-loop.js';
 import { countQueries } from './query-counter.js';
 

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import type { Pool } from 'pg';
 import { createApiKey } from '../src/api/auth/api-keys.js';
 import { buildApiServer } from '../src/api/server.js';
-import { DEFAULT_API_IDEMPOTENCY } from '../src/api-idempotency/settings.js';
+import { DEFAULT_API_IDEMPOTENCY } from '../src/api/idempotency/settings.js';
 import { percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
 
 /** Statuses at which GET /v1/orders/:id has not yet learnt the payment's outcome. */

@@ -19,10 +19,10 @@ import { Command } from 'commander';
 import { execa } from 'execa';
 import type { OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult } from '../src/domain/order-result.js';
-import type { Queryable } from '../src/db/queryable.js';
-import { setStock } from '../src/inventory/stock.js';
-import { findFreePort } from '../src/stack/ports.js';
-import { orderStartOptions } from '../src/starter/start-order.js';
+import type { Queryable } from '../src/platform/db/queryable.js';
+import { setStock } from '../src/orders/stock.js';
+import { findFreePort } from '../src/operations/stack/ports.js';
+import { orderStartOptions } from '../src/saga-client/start-order.js';
 import { runClosedLoop } from './closed-loop.js';
 import { CLOCK_TICKS_PER_SECOND, readProcesses, type ProcessInfo } from './proc.js';
 
@@ -338,9 +338,9 @@ async function main(): Promise<void> {
     .opts<{ count: number; rounds: number; build: boolean; only?: ProductionWorkerVariant; env: string[] }>();
   const extra = Object.fromEntries(flags.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
   const say = (line: string) => process.stderr.write(`production-worker: ${line}\n`);
-  const { ensureTemporalCli } = await import('../src/tools/bootstrap.js');
-  const { startDevServer } = await import('../src/chaos/dev-server.js');
-  const { createThrowawayDatabase } = await import('../src/chaos/throwaway-database.js');
+  const { ensureTemporalCli } = await import('../src/platform/tools/bootstrap.js');
+  const { startDevServer } = await import('../src/operations/chaos/dev-server.js');
+  const { createThrowawayDatabase } = await import('../src/operations/chaos/throwaway-database.js');
   const { startStripeEmulator } = await import('../src/stripe-emulator/index.js');
   await ensureTemporalCli(say);
   if (flags.build) {

@@ -3,13 +3,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../src/activities/index.js';
 import type { AuthorizationOutcome } from '../src/activities/types.js';
-import { createPool } from '../src/db/pool.js';
+import { createPool } from '../src/platform/db/pool.js';
 import { ActivityId } from '../src/domain/activity-ids.js';
 import type { OrderInput } from '../src/domain/order-input.js';
-import { deriveIdempotencyKey } from '../src/idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../src/money/idempotency/idempotency-key.js';
 import { recordOrder } from '../src/orders/orders.js';
 import type { StripeEmulator } from '../src/stripe-emulator/index.js';
-import { createStripeClient } from '../src/stripe/client.js';
+import { createStripeClient } from '../src/money/stripe/client.js';
 import { percentile } from './closed-loop.js';
 import { countQueries } from './query-counter.js';
 

@@ -18,17 +18,17 @@
  */
 import type { Pool, QueryResult } from 'pg';
 import { DEFAULT_KEY_RETENTION_MS } from '../src/activities/deps.js';
-import { DEFAULT_API_IDEMPOTENCY } from '../src/api-idempotency/settings.js';
+import { DEFAULT_API_IDEMPOTENCY } from '../src/api/idempotency/settings.js';
 import { CREATE_ORDER_OPERATION } from '../src/api/orders/create-order.js';
-import { withTransaction } from '../src/db/transaction.js';
+import { withTransaction } from '../src/platform/db/transaction.js';
 import { ActivityId } from '../src/domain/activity-ids.js';
 import { FailureType } from '../src/domain/failures.js';
 import { WORKFLOW_ID_PREFIX } from '../src/domain/order-input.js';
-import { LedgerAccount } from '../src/ledger/accounts.js';
-import { PaymentScope } from '../src/payments/payment-protocol.js';
-import { RECEIPTS_SUBSCRIBER } from '../src/receipts/receipts.js';
+import { LedgerAccount } from '../src/money/ledger/accounts.js';
+import { PaymentScope } from '../src/money/payments/payment-protocol.js';
+import { RECEIPTS_SUBSCRIBER } from '../src/messaging/receipts/receipts.js';
 import { EMULATED_API_VERSION } from '../src/stripe-emulator/events.js';
-import { STRIPE_WEBHOOK_SUBSCRIBER } from '../src/webhooks/record-stripe-event.js';
+import { STRIPE_WEBHOOK_SUBSCRIBER } from '../src/messaging/webhooks/record-stripe-event.js';
 
 export const SEED_OUTCOMES = ['completed', 'declined', 'voided', 'refunded'] as const;
 export type SeedOutcome = (typeof SEED_OUTCOMES)[number];
@@ -143,7 +143,7 @@ const lit = (value: string) => `'${value.replaceAll("'", "''")}'`;
 /**
  * A SQL expression yielding the shape's JSON text: one format() call, which is about twice as fast
  * as nested jsonb_build_object for a million rows. With `sorted`, keys are in the order
- * safe-stable-stringify (src/idempotency/request-hash.ts) writes them, so the text is the canonical
+ * safe-stable-stringify (src/money/idempotency/request-hash.ts) writes them, so the text is the canonical
  * JSON `requestHash` hashes.
  */
 function jsonText(shape: Shape, sorted = false): string {
@@ -310,7 +310,7 @@ const INSERT_ALLOCATIONS = `
          case when outcome <> 'completed' then created_at + interval '1100 milliseconds' end
     from seed_batch`;
 
-/** The results the payment protocol's transitions store (src/payments/payment-protocol.ts). */
+/** The results the payment protocol's transitions store (src/money/payments/payment-protocol.ts). */
 const HOLD_RESULT = { paymentIntentId: str('o.pi_id'), amount: num('o.amount'), currency: str('o.currency'), status: 'requires_capture', captureBefore: num('o.capture_before') };
 const DECLINE_RESULT = { failure: FailureType.PaymentDeclined, code: DECLINE.code, declineCode: DECLINE.declineCode, paymentIntentId: str('o.pi_id') };
 const CAPTURE_RESULT = { paymentIntentId: str('o.pi_id'), amountCaptured: num('o.amount'), currency: str('o.currency'), status: 'succeeded' };
@@ -802,7 +802,7 @@ export async function seedFinishedOrders(pool: Pool, count: number, options: See
     () => true,
     () => false,
   );
-  // A bigint: a number where src/db/pool.ts set the parser, else a string.
+  // A bigint: a number where src/platform/db/pool.ts set the parser, else a string.
   const size = await pool.query<{ bytes: number | string }>('select pg_database_size(current_database())::bigint as bytes');
 
   return {

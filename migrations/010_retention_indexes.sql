@@ -1,4 +1,4 @@
--- Retention (issue 16): the reaper (src/retention) deletes rows past their horizon in small
+-- Retention (issue 16): the reaper (src/operations/retention) deletes rows past their horizon in small
 -- batches. These indexes let each batch find its rows without scanning the table; without them
 -- every batch would read the whole inbox or outbox. activity_idempotency_expires_idx (002) and
 -- api_idempotency_expires_idx (007) serve the key tables already.

@@ -1,5 +1,5 @@
 -- A release that finds nothing reserved under its key writes a released row (a tombstone) so no
--- late reservation can take stock under that key (src/inventory/stock.ts, releaseStock). The
+-- late reservation can take stock under that key (src/orders/stock.ts, releaseStock). The
 -- release told its own tombstone from an allocation it flipped by comparing created_at with
 -- released_at; two transactions that begin in the same microsecond have the same now(), and a
 -- flipped allocation then looked like a tombstone and its units were never returned. The row now

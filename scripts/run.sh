@@ -15,9 +15,9 @@ service=${1:-}
 [ "$#" -gt 0 ] && shift
 case "$service" in
   worker) entry=worker ;;
-  api) entry=api/main ;;
-  outbox-dispatcher) entry=outbox/main ;;
-  receipts) entry=receipts/main ;;
+  api) entry=api ;;
+  outbox-dispatcher) entry=outbox-dispatcher ;;
+  receipts) entry=receipts ;;
   *)
     echo "scripts/run.sh: unknown service '$service': use worker, api, outbox-dispatcher or receipts" >&2
     exit 2

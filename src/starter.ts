@@ -2,15 +2,15 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Command, InvalidArgumentError } from 'commander';
-import { ConfigError } from './config/config-error.js';
-import { loadTemporalSettings } from './config/settings.js';
+import { ConfigError } from './platform/config/config-error.js';
+import { loadTemporalSettings } from './platform/config/settings.js';
 import { parseOrderInput, workflowIdForOrder, type OrderInput } from './domain/order-input.js';
 import type { PaymentOutcome } from './domain/order-result.js';
-import { requestHash } from './idempotency/request-hash.js';
-import { startOrderForPaymentOutcome } from './starter/payment-outcome.js';
-import { describeIfExists, OrderIdConflictError, resultOf, type StartOutcome } from './starter/start-order.js';
-import { loadTemporalConnectConfig } from './temporal/connection-config.js';
-import { startTracing, TraceAttribute, type Tracing } from './telemetry/tracing.js';
+import { requestHash } from './money/idempotency/request-hash.js';
+import { startOrderForPaymentOutcome } from './saga-client/payment-outcome.js';
+import { describeIfExists, OrderIdConflictError, resultOf, type StartOutcome } from './saga-client/start-order.js';
+import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
+import { startTracing, TraceAttribute, type Tracing } from './platform/telemetry/tracing.js';
 
 /** Exit codes a script can branch on. */
 const Exit = { ok: 0, failed: 1, badInput: 2, orderIdConflict: 3 } as const;

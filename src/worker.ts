@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
-import { ConfigError } from './config/config-error.js';
+import { ConfigError } from './platform/config/config-error.js';
 import {
   loadAll,
   loadDatabaseSettings,
@@ -9,18 +9,18 @@ import {
   loadStripeSettings,
   loadTemporalSettings,
   loadWorkerMetricsSettings,
-} from './config/settings.js';
-import { createPool } from './db/pool.js';
-import { createLogger, temporalLogger } from './logging/logger.js';
-import { ensureSchedules } from './retention/schedules.js';
-import { loadRetentionSettings } from './retention/settings.js';
-import { createStripeClient } from './stripe/client.js';
-import { DEFAULT_BUNDLE_PATH } from './temporal/bundle-workflows.js';
-import { loadTemporalConnectConfig } from './temporal/connection-config.js';
-import { createOrderWorker } from './temporal/order-worker.js';
-import { startTracing } from './telemetry/tracing.js';
-import { workerTelemetryOptions } from './telemetry/worker-telemetry.js';
-import { startFailureLine } from './tools/bootstrap-error.js';
+} from './platform/config/settings.js';
+import { createPool } from './platform/db/pool.js';
+import { createLogger, temporalLogger } from './platform/logger.js';
+import { ensureSchedules } from './operations/retention/schedules.js';
+import { loadRetentionSettings } from './operations/retention/settings.js';
+import { createStripeClient } from './money/stripe/client.js';
+import { DEFAULT_BUNDLE_PATH } from './platform/temporal/bundle-workflows.js';
+import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
+import { createOrderWorker } from './platform/temporal/order-worker.js';
+import { startTracing } from './platform/telemetry/tracing.js';
+import { workerTelemetryOptions } from './platform/telemetry/worker-telemetry.js';
+import { startFailureLine } from './platform/tools/bootstrap-error.js';
 
 const logger = createLogger('worker');
 

@@ -4,11 +4,11 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
-import { findFreePort } from '../src/stack/ports.js';
-import { bundleWorkflows } from '../src/temporal/bundle-workflows.js';
-import { ORDER_SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes.js';
-import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/temporal/dev-server-settings.js';
-import { BootstrapError, ensureChromium, ensurePromtool, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/tools/bootstrap.js';
+import { findFreePort } from '../src/operations/stack/ports.js';
+import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';
+import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attributes.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/platform/temporal/dev-server-settings.js';
+import { BootstrapError, ensureChromium, ensurePromtool, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/platform/tools/bootstrap.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,7 +27,7 @@ const say = (line: string) => {
 };
 
 /**
- * Everything the run needs, found or installed the way the stack does it (src/tools/bootstrap.ts):
+ * Everything the run needs, found or installed the way the stack does it (src/platform/tools/bootstrap.ts):
  * the pinned Temporal CLI, Chromium, promtool, a PostgreSQL server and a JetStream broker. The
  * server and the broker reach the test files through TEST_DATABASE_ADMIN_URL and NATS_URL, which
  * the worker processes inherit. A missing piece stops the run with one line.

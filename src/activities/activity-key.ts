@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 
 /** This activity's idempotency key: the run ID it was handed, plus its own explicit ID. */
 export function currentActivityKey(originalRunId: string, step?: string): string {

@@ -3,8 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';
 import { FailureType } from '../domain/failures.js';
-import { failpoint } from '../failpoints/failpoint.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { failpoint } from '../platform/failpoint.js';
+import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import {
   fenceAuthorization,
   readAuthorization,
@@ -19,9 +19,9 @@ import {
   type AuthorizationFailure,
   type DeclinedAuthorization,
   type SettlingAuthorization,
-} from '../payments/payment-protocol.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
-import { findOrderPaymentIntents } from '../stripe/order-search.js';
+} from '../money/payments/payment-protocol.js';
+import { classifyStripeError } from '../money/stripe/error-classification.js';
+import { findOrderPaymentIntents } from '../money/stripe/order-search.js';
 import { currentActivityKey } from './activity-key.js';
 import {
   DEFAULT_AUTHENTICATION_DEADLINE_MS,
@@ -34,7 +34,7 @@ import {
 } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { AuthorizationOutcome, AuthorizePaymentInput, SettleAuthorizationInput } from './types.js';
-import { countReplay, recordSettlement } from '../telemetry/activity-metrics.js';
+import { countReplay, recordSettlement } from '../platform/telemetry/activity-metrics.js';
 
 /**
  * The authorization: the hold on the customer's card, and the settling of one that Stripe could

@@ -3,7 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';
 import { FailureType } from '../domain/failures.js';
-import { failpoint } from '../failpoints/failpoint.js';
+import { failpoint } from '../platform/failpoint.js';
 import {
   captureRequest,
   fenceCapture,
@@ -15,13 +15,13 @@ import {
   type Capture,
   type CaptureFailure,
   type CaptureState,
-} from '../payments/payment-protocol.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
+} from '../money/payments/payment-protocol.js';
+import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { CapturePaymentInput } from './types.js';
-import { countReplay } from '../telemetry/activity-metrics.js';
+import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
 /**
  * Captures the order's hold: the moment money moves. Three named phases, as for the

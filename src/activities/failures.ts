@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { DatabaseError } from 'pg';
 import { FailureType } from '../domain/failures.js';
-import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
-import { AllocationReleasedError, OutOfStockError } from '../inventory/stock.js';
-import { LedgerDuplicateError } from '../ledger/ledger-duplicate-error.js';
+import { IdempotencyConflictError } from '../money/idempotency/idempotency-conflict-error.js';
+import { AllocationReleasedError, OutOfStockError } from '../orders/stock.js';
+import { LedgerDuplicateError } from '../money/ledger/ledger-duplicate-error.js';
 import { OrderAlreadyChargedError } from '../orders/orders.js';
 
 const UNIQUE_VIOLATION = '23505';

@@ -1,4 +1,4 @@
-import { createRetentionActivities } from '../retention/activities.js';
+import { createRetentionActivities } from '../operations/retention/activities.js';
 import { createAuthorizationActivities } from './authorization.js';
 import { createCapturePayment } from './capture-payment.js';
 import { createChargePayment } from './charge-first/charge-payment.js';

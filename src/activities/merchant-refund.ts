@@ -1,10 +1,10 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { withTransaction } from '../db/transaction.js';
+import { withTransaction } from '../platform/db/transaction.js';
 import { FailureType } from '../domain/failures.js';
-import { postLedgerTransaction } from '../ledger/ledger.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
+import { postLedgerTransaction } from '../money/ledger/ledger.js';
+import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';

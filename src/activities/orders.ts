@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { withTransaction } from '../db/transaction.js';
+import { withTransaction } from '../platform/db/transaction.js';
 import { FailureType } from '../domain/failures.js';
-import { failpoint } from '../failpoints/failpoint.js';
+import { failpoint } from '../platform/failpoint.js';
 import { FAILED_ORDER_STATUSES } from '../messaging/order-event.js';
 import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
-import { announceOrderFailed } from '../outbox/order-events.js';
+import { announceOrderFailed } from '../messaging/outbox/order-events.js';
 import type { ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { OrderStatusChangeResult, RecordOrderInput, SetOrderStatusInput } from './types.js';

@@ -3,8 +3,8 @@ import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';
 import { FailureType } from '../domain/failures.js';
-import { failpoint } from '../failpoints/failpoint.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { failpoint } from '../platform/failpoint.js';
+import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import {
   fenceCapture,
   readAuthorization,
@@ -16,13 +16,13 @@ import {
   registerRefund,
   stripePaymentOf,
   type Capture,
-} from '../payments/payment-protocol.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
+} from '../money/payments/payment-protocol.js';
+import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { RefundCaptureInput, RefundCaptureResult } from './types.js';
-import { countReplay } from '../telemetry/activity-metrics.js';
+import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
 /**
  * Refunds what the capture took: the compensation of the capture, registered before it runs.

@@ -1,7 +1,7 @@
-import { withTransaction } from '../db/transaction.js';
-import { failpoint } from '../failpoints/failpoint.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
-import { allocateStock, releaseStock } from '../inventory/stock.js';
+import { withTransaction } from '../platform/db/transaction.js';
+import { failpoint } from '../platform/failpoint.js';
+import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
+import { allocateStock, releaseStock } from '../orders/stock.js';
 import { orderLine, setOrderStatus } from '../orders/orders.js';
 import { currentActivityKey } from './activity-key.js';
 import type { AllocateStockInput } from './charge-first/types.js';

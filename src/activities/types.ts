@@ -1,8 +1,8 @@
 import type { OrderInput } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-result.js';
-import type { Capture, Hold, SettlingAuthorization } from '../payments/payment-protocol.js';
+import type { Capture, Hold, SettlingAuthorization } from '../money/payments/payment-protocol.js';
 
-export type { Capture, Hold, SettlingAuthorization } from '../payments/payment-protocol.js';
+export type { Capture, Hold, SettlingAuthorization } from '../money/payments/payment-protocol.js';
 
 /**
  * Every side-effecting activity receives the workflow's original execution run ID; with the

@@ -2,16 +2,16 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { FailureType } from '../domain/failures.js';
-import { failpoint } from '../failpoints/failpoint.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
-import { fenceAuthorization, readAuthorization, readCapture, readVoid, recordVoid, registerVoid, stripePaymentOf, type Authorization } from '../payments/payment-protocol.js';
-import { classifyStripeError } from '../stripe/error-classification.js';
+import { failpoint } from '../platform/failpoint.js';
+import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
+import { fenceAuthorization, readAuthorization, readCapture, readVoid, recordVoid, registerVoid, stripePaymentOf, type Authorization } from '../money/payments/payment-protocol.js';
+import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import { findAuthorizationAtStripe, recordStripeAnswer } from './authorization.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 import type { VoidAuthorizationInput, VoidResult } from './types.js';
-import { countReplay } from '../telemetry/activity-metrics.js';
+import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
 const CANCELLATION_REASON: Record<VoidAuthorizationInput['reason'], Stripe.PaymentIntentCancelParams.CancellationReason> = {
   cancelled: 'requested_by_customer',

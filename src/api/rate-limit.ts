@@ -2,7 +2,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { z } from 'zod';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../platform/config/config-error.js';
 
 type Env = Record<string, string | undefined>;
 

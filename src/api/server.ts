@@ -1,16 +1,16 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from '../api-idempotency/settings.js';
-import type { SignalPaymentEvent } from '../webhooks/workflow-handoff.js';
+import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from './idempotency/settings.js';
+import type { SignalPaymentEvent } from '../messaging/webhooks/workflow-handoff.js';
 import { healthRoutes } from './health.js';
 import { registerOpenApi } from './openapi.js';
 import { DEFAULT_OUTCOME_WAIT_MS, type CreateOrderDeps } from './orders/create-order.js';
 import { orderRoutes } from './orders/order-routes.js';
 import { registerTenantRateLimit, type RateLimitSettings } from './rate-limit.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
-import { registerApiMetrics } from '../telemetry/api-metrics.js';
-import { registerApiTracing } from '../telemetry/api-tracing.js';
+import { registerApiMetrics } from '../platform/telemetry/api-metrics.js';
+import { registerApiTracing } from '../platform/telemetry/api-tracing.js';
 
 export interface ApiDeps {
   db: Pool;

@@ -1,6 +1,6 @@
 import type { PoolClient } from 'pg';
-import { deleteInBatches } from '../db/batches.js';
-import type { Queryable } from '../db/queryable.js';
+import { deleteInBatches } from '../platform/db/batches.js';
+import type { Queryable } from '../platform/db/queryable.js';
 
 /**
  * Records that `subscriberId` handled `messageId`, inside the caller's transaction. True the
@@ -20,8 +20,8 @@ export async function claimInboxMessage(client: PoolClient, subscriberId: string
 /**
  * Deletes inbox receipts older than `olderThanMs`, in batches of `batchSize`, each its own
  * statement. A redelivery older than the horizon would be handled again, so the horizon is longer
- * than any redelivery (src/retention/settings.ts). Subscribers whose receipts go with a record of
- * their own (Stripe's webhooks: src/webhooks/record-stripe-event.ts) are named in `except`.
+ * than any redelivery (src/operations/retention/settings.ts). Subscribers whose receipts go with a record of
+ * their own (Stripe's webhooks: src/messaging/webhooks/record-stripe-event.ts) are named in `except`.
  */
 export async function reapInboxMessages(
   db: Queryable,

@@ -1,8 +1,8 @@
-import type { Queryable } from '../db/queryable.js';
+import type { Queryable } from '../platform/db/queryable.js';
 import type { OrderInput } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-result.js';
-import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
-import { requestHash } from '../idempotency/request-hash.js';
+import { IdempotencyConflictError } from '../money/idempotency/idempotency-conflict-error.js';
+import { requestHash } from '../money/idempotency/request-hash.js';
 
 /** The order's charge was claimed under another key; charging again would be a second charge. */
 export class OrderAlreadyChargedError extends Error {

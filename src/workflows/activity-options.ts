@@ -4,7 +4,7 @@ import { ActivityCancellationType, type ActivityOptions } from '@temporalio/work
 const RETRY_FOREVER = { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' } as const;
 
 /**
- * The worker heartbeats every running activity (src/temporal/heartbeat-interceptor.ts), so an
+ * The worker heartbeats every running activity (src/platform/temporal/heartbeat-interceptor.ts), so an
  * attempt whose worker died is retried after this, not after its start-to-close timeout.
  */
 export const HEARTBEAT_TIMEOUT = '10s';

@@ -2,7 +2,7 @@ import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, 
 import { FailureType } from '../domain/failures.js';
 import { parseOrderInput, sameOrder } from '../domain/order-input.js';
 import type { OrderResult, PaymentOutcome } from '../domain/order-result.js';
-import { deriveIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import { chargeFirstSaga } from './charge-first.js';
 import { holdThenCaptureSaga } from './hold-then-capture.js';
 import { HOLD_THEN_CAPTURE_PATCH } from './patches.js';

@@ -10,8 +10,8 @@ import type { WorkflowInterceptorsFactory } from '@temporalio/workflow';
  * (whose headers carry the context to the activity's own span) and each signal, query and update.
  * Spans leave the sandbox through the `exporter` sink (makeWorkflowExporter in the worker) and
  * are not exported while a workflow replays. Part of every prebundled file
- * (src/temporal/bundle-workflows.ts), and of a tracing worker's bundle from source
- * (src/temporal/order-worker.ts); see the README's Traces section for the rollout rule.
+ * (src/platform/temporal/bundle-workflows.ts), and of a tracing worker's bundle from source
+ * (src/platform/temporal/order-worker.ts); see the README's Traces section for the rollout rule.
  */
 export const interceptors: WorkflowInterceptorsFactory = () => ({
   inbound: [new OpenTelemetryInboundInterceptor()],

@@ -1,6 +1,6 @@
 import { metricMeter } from '@temporalio/workflow';
 import type { OrderStatus } from '../domain/order-result.js';
-import { SagaMetric } from '../telemetry/metric-names.js';
+import { SagaMetric } from '../platform/telemetry/metric-names.js';
 
 /*
  * The saga's metrics, through the SDK's workflow metric meter. Emitting issues no command, and

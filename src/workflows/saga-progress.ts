@@ -1,6 +1,6 @@
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { OrderResult, OrderStatus, PaymentOutcome, SagaStatus, SagaStep } from '../domain/order-result.js';
-import { OrderIdAttribute, OrderStatusAttribute } from '../temporal/search-attributes.js';
+import { OrderIdAttribute, OrderStatusAttribute } from '../platform/temporal/search-attributes.js';
 import { countOrderOutcome } from './saga-metrics.js';
 
 /** The saga's position, mirrored to the status query, the search attributes and the UI. */

@@ -1,9 +1,9 @@
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { ReconciliationReportSummary, RetentionActivities } from '../retention/activities.js';
-import type { ReapHorizons, ReapReport } from '../retention/reaper.js';
+import type { ReconciliationReportSummary, RetentionActivities } from '../operations/retention/activities.js';
+import type { ReapHorizons, ReapReport } from '../operations/retention/reaper.js';
 
 /**
- * The workflows Temporal Schedules start (src/retention/schedules.ts): each run is one job, so the
+ * The workflows Temporal Schedules start (src/operations/retention/schedules.ts): each run is one job, so the
  * schedule's history of runs is the job's log, and a run that fails is retried by its activity's
  * policy and shown failed in the UI instead of vanishing into a cron log.
  */

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from '../../src/api/auth/api-keys.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 let h: SagaHarness;
 let api: OrdersApi;
@@ -25,13 +25,13 @@ const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/;
 describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)', () => {
   it('create → list shows the prefix, never the key → a request works → revoke → the next request is 401; list shows it revoked', async () => {
     const shop = tenant('life');
-    const created = await runCli('src/api/main.ts', ['keys', 'create', '--tenant', shop], cliEnv);
+    const created = await runCli('src/api.ts', ['keys', 'create', '--tenant', shop], cliEnv);
     expect(created.code).toBe(0);
     const key = created.stdout.trimEnd().split('\n').at(-1) ?? '';
     expect(key).toMatch(/^opk_[A-Za-z0-9_-]{43}$/);
     const prefix = key.slice(0, 10);
 
-    const listed = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', shop], cliEnv);
+    const listed = await runCli('src/api.ts', ['keys', 'list', '--tenant', shop], cliEnv);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain(prefix);
     expect(listed.stdout).not.toContain(key);
@@ -43,7 +43,7 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
     const before = await api.post({ apiKey: key, idempotencyKey: `idem-${randomUUID()}`, body });
     expect(before.status).toBe(201);
 
-    const revoked = await runCli('src/api/main.ts', ['keys', 'revoke', '--prefix', prefix], cliEnv);
+    const revoked = await runCli('src/api.ts', ['keys', 'revoke', '--prefix', prefix], cliEnv);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toContain(`API key ${prefix}… of tenant '${shop}' revoked at`);
 
@@ -58,7 +58,7 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
     expect(stored).toHaveLength(0);
     expect((await api.get(key, `/v1/orders/${String(before.body.id)}`)).status).toBe(401);
 
-    const relisted = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', shop], cliEnv);
+    const relisted = await runCli('src/api.ts', ['keys', 'list', '--tenant', shop], cliEnv);
     const revokedRow = relisted.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
     expect(revokedRow).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+${ISO.source}$`));
   });
@@ -92,16 +92,16 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
     const shop = tenant('bystander');
     const bystander = await createApiKey(h.db.pool, shop);
 
-    const unknown = await runCli('src/api/main.ts', ['keys', 'revoke', '--prefix', 'opk_zzzzzz'], cliEnv);
+    const unknown = await runCli('src/api.ts', ['keys', 'revoke', '--prefix', 'opk_zzzzzz'], cliEnv);
     expect(unknown.code).toBe(3);
     expect(unknown.stderr.trim()).toBe("api: no API key has the prefix 'opk_zzzzzz' (list a tenant's keys with: npm run api -- keys list --tenant <id>)");
     await expect(revokeApiKey(h.db.pool, 'opk_zzzzzz')).rejects.toBeInstanceOf(UnknownApiKeyPrefixError);
 
-    const malformed = await runCli('src/api/main.ts', ['keys', 'revoke', '--prefix', 'opk_%'], cliEnv);
+    const malformed = await runCli('src/api.ts', ['keys', 'revoke', '--prefix', 'opk_%'], cliEnv);
     expect(malformed.code).toBe(2);
     expect(malformed.stderr).toContain("'opk_%' is not an API key prefix");
 
-    const missing = await runCli('src/api/main.ts', ['keys', 'revoke'], cliEnv);
+    const missing = await runCli('src/api.ts', ['keys', 'revoke'], cliEnv);
     expect(missing.code).toBe(2);
 
     expect((await listApiKeys(h.db.pool, shop))[0]?.revokedAt).toBeNull();
@@ -109,10 +109,10 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
   });
 
   it('keys list of a tenant without keys says so; a malformed tenant ID exits 2', async () => {
-    const none = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', tenant('nobody')], cliEnv);
+    const none = await runCli('src/api.ts', ['keys', 'list', '--tenant', tenant('nobody')], cliEnv);
     expect(none.code).toBe(0);
     expect(none.stdout).toMatch(/has no API keys/);
-    const bad = await runCli('src/api/main.ts', ['keys', 'list', '--tenant', 'bad tenant!'], cliEnv);
+    const bad = await runCli('src/api.ts', ['keys', 'list', '--tenant', 'bad tenant!'], cliEnv);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('tenant ID');
   });

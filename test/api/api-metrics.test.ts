@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { findFreePort } from '../../src/stack/ports.js';
-import { startServiceProcess, stopServiceProcesses } from '../outbox/support/service-process.js';
-import { apiMetricsRegistry } from '../../src/telemetry/api-metrics.js';
-import { startMetricsServer, type MetricsServer } from '../../src/telemetry/metrics-server.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
+import { startServiceProcess, stopServiceProcesses } from '../support/service-process.js';
+import { apiMetricsRegistry } from '../../src/platform/telemetry/api-metrics.js';
+import { startMetricsServer, type MetricsServer } from '../../src/platform/telemetry/metrics-server.js';
 import { sampleSum, scrape } from '../support/prometheus-text.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
-import { deliver, deliverSigned, sign, startApi, stripeEvent, type RunningApi } from '../webhooks/support.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { deliver, deliverSigned, sign, startApi, stripeEvent, type RunningApi } from '../support/webhooks.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 /**
  * The API's metrics (issue 15), on a listener of their own (main.ts starts it on
@@ -104,7 +104,7 @@ describe('API metrics, served apart from the public port', () => {
 
   it('npm run api serves /metrics on API_METRICS_PORT and not on API_PORT', async () => {
     const [apiPort, metricsPort] = [await findFreePort(), await findFreePort()];
-    const service = startServiceProcess('src/api/main.ts', {
+    const service = startServiceProcess('src/api.ts', {
       DATABASE_URL: harness.db.url,
       STRIPE_WEBHOOK_SECRET: 'whsec_api_metrics_suite',
       TEMPORAL_ADDRESS: harness.temporalAddress,

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../../src/api/auth/api-keys.js';
-import { setStock } from '../../src/inventory/stock.js';
-import { findFreePort } from '../../src/stack/ports.js';
-import { TraceAttribute, type StoredSpan } from '../../src/telemetry/tracing.js';
-import { startServiceProcess, stopServiceProcesses } from '../outbox/support/service-process.js';
+import { setStock } from '../../src/orders/stock.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
+import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
+import { startServiceProcess, stopServiceProcesses } from '../support/service-process.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
 
@@ -34,7 +34,7 @@ describe('API traces', () => {
     const traceFile = path.join(dir, 'traces.jsonl');
     const worker = await startWorkerProcess(harness, { env: { TRACE_FILE: traceFile, WORKFLOW_BUNDLE_PATH: '' } });
     const apiPort = await findFreePort();
-    const api = startServiceProcess('src/api/main.ts', {
+    const api = startServiceProcess('src/api.ts', {
       DATABASE_URL: harness.db.url,
       STRIPE_WEBHOOK_SECRET: 'whsec_api_tracing_suite',
       TEMPORAL_ADDRESS: harness.temporalAddress,

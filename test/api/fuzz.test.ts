@@ -4,11 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseIdempotencyKeyHeader } from '../../src/api-idempotency/idempotency-key-header.js';
+import { parseIdempotencyKeyHeader } from '../../src/api/idempotency/idempotency-key-header.js';
 import { parseOrderInput, workflowIdForOrder } from '../../src/domain/order-input.js';
-import { ensureSchemathesis } from '../../src/tools/schemathesis.js';
+import { ensureSchemathesis } from '../../src/platform/tools/schemathesis.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 /**
  * schemathesis against the live API and its own OpenAPI document: every operation, positive and

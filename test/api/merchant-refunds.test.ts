@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { merchantRefund } from '../../src/workflows/merchant-refund.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type ApiResponse, type OrdersApi } from './support.js';
+import { startOrdersApi, type ApiResponse, type OrdersApi } from '../support/api.js';
 
 let h: SagaHarness;
 let api: OrdersApi;

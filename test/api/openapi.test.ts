@@ -1,7 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 let h: SagaHarness;
 let api: OrdersApi;

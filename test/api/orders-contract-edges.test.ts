@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reapApiIdempotency } from '../../src/api-idempotency/reaper.js';
-import { DEFAULT_API_IDEMPOTENCY } from '../../src/api-idempotency/settings.js';
+import { reapApiIdempotency } from '../../src/api/idempotency/reaper.js';
+import { DEFAULT_API_IDEMPOTENCY } from '../../src/api/idempotency/settings.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 let h: SagaHarness;
 let api: OrdersApi;
@@ -143,7 +143,7 @@ describe('retention: expiry, tombstones and a late retry', () => {
 
 describe('npm run api -- keys create', () => {
   it('prints the key once, alone on the last line; only its hash is stored, and the key authenticates', async () => {
-    const result = await runCli('src/api/main.ts', ['keys', 'create', '--tenant', 'cli-tenant'], { DATABASE_URL: h.db.url, LOG_LEVEL: 'silent' });
+    const result = await runCli('src/api.ts', ['keys', 'create', '--tenant', 'cli-tenant'], { DATABASE_URL: h.db.url, LOG_LEVEL: 'silent' });
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     const key = lines.at(-1) ?? '';
@@ -155,7 +155,7 @@ describe('npm run api -- keys create', () => {
   });
 
   it('refuses a malformed tenant ID with exit code 2 and stores nothing', async () => {
-    const result = await runCli('src/api/main.ts', ['keys', 'create', '--tenant', 'bad tenant!'], { DATABASE_URL: h.db.url, LOG_LEVEL: 'silent' });
+    const result = await runCli('src/api.ts', ['keys', 'create', '--tenant', 'bad tenant!'], { DATABASE_URL: h.db.url, LOG_LEVEL: 'silent' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('tenant ID');
     const { rows } = await h.db.pool.query("select 1 from api_keys where tenant_id = 'bad tenant!'");

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey } from '../../src/api-idempotency/api-idempotency-store.js';
+import { claimIdempotencyKey } from '../../src/api/idempotency/api-idempotency-store.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 let h: SagaHarness;
 let api: OrdersApi;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
-import { setStock } from '../../src/inventory/stock.js';
+import { setStock } from '../../src/orders/stock.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 /**
  * POST /v1/orders answers with the payment's outcome in one call (Update-with-Start), and

@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApiKey } from '../../src/api/auth/api-keys.js';
-import { findFreePort } from '../../src/stack/ports.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
 import { loadRateLimitSettings, type RateLimitSettings } from '../../src/api/rate-limit.js';
-import { ConfigError } from '../../src/config/config-error.js';
+import { ConfigError } from '../../src/platform/config/config-error.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
-import { startOrdersApi, type OrdersApi } from './support.js';
+import { startOrdersApi, type OrdersApi } from '../support/api.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -178,7 +178,7 @@ describe('rate-limit settings', () => {
     const apiKey = (await createApiKey(h.db.pool, busy)).key;
     const ports = [await findFreePort(), await findFreePort()];
     const processes = ports.map((port) =>
-      execa(process.execPath, ['--import', 'tsx', 'src/api/main.ts'], {
+      execa(process.execPath, ['--import', 'tsx', 'src/api.ts'], {
         cwd: ROOT,
         reject: false,
         env: {
@@ -216,7 +216,7 @@ describe('rate-limit settings', () => {
   });
 
   it('npm run api exits 2 on a bad value before anything starts, with one line per problem', async () => {
-    const result = await runCli('src/api/main.ts', [], {
+    const result = await runCli('src/api.ts', [], {
       DATABASE_URL: h.db.url,
       STRIPE_WEBHOOK_SECRET: 'whsec_rate_limit_suite',
       API_RATE_LIMIT_PER_MINUTE: 'lots',

@@ -4,25 +4,25 @@
 // saga's outcomes), the ledger balances, and every hot statement reaches its tables by an index.
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey } from '../../src/api-idempotency/api-idempotency-store.js';
-import { reapApiIdempotency } from '../../src/api-idempotency/reaper.js';
+import { claimIdempotencyKey } from '../../src/api/idempotency/api-idempotency-store.js';
+import { reapApiIdempotency } from '../../src/api/idempotency/reaper.js';
 import { CREATE_ORDER_OPERATION, orderResponseBody, type OrderRequest } from '../../src/api/orders/create-order.js';
-import { createThrowawayDatabase, type ThrowawayDatabase } from '../../src/chaos/throwaway-database.js';
-import { withTransaction } from '../../src/db/transaction.js';
+import { createThrowawayDatabase, type ThrowawayDatabase } from '../../src/operations/chaos/throwaway-database.js';
+import { withTransaction } from '../../src/platform/db/transaction.js';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { workflowIdForOrder, type OrderInput } from '../../src/domain/order-input.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
-import { requestHash } from '../../src/idempotency/request-hash.js';
-import { allocateStock, AllocationReleasedError } from '../../src/inventory/stock.js';
-import { LedgerAccount } from '../../src/ledger/accounts.js';
-import { postLedgerTransaction } from '../../src/ledger/ledger.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
+import { requestHash } from '../../src/money/idempotency/request-hash.js';
+import { allocateStock, AllocationReleasedError } from '../../src/orders/stock.js';
+import { LedgerAccount } from '../../src/money/ledger/accounts.js';
+import { postLedgerTransaction } from '../../src/money/ledger/ledger.js';
 import { orderEventSchema } from '../../src/messaging/order-event.js';
 import { recordOrder } from '../../src/orders/orders.js';
-import { openHoldsOfFinishedOrders } from '../../src/payments/payment-holds.js';
-import { registerAuthorization, registerCapture, registerRefund, registerVoid, refundRequest } from '../../src/payments/payment-protocol.js';
-import { reapExpired } from '../../src/retention/reaper.js';
-import { DEFAULT_RETENTION } from '../../src/retention/settings.js';
-import { projectEvent, stripeEventSchema } from '../../src/webhooks/stripe-event.js';
+import { openHoldsOfFinishedOrders } from '../../src/money/payments/payment-holds.js';
+import { registerAuthorization, registerCapture, registerRefund, registerVoid, refundRequest } from '../../src/money/payments/payment-protocol.js';
+import { reapExpired } from '../../src/operations/retention/reaper.js';
+import { DEFAULT_RETENTION } from '../../src/operations/retention/settings.js';
+import { projectEvent, stripeEventSchema } from '../../src/messaging/webhooks/stripe-event.js';
 import { explainHotStatements, type HotStatementPlan } from '../../bench/hot-statements.js';
 import { outcomeCounts, seedFinishedOrders, SEEDED_TABLES, type SeedSummary } from '../../bench/scale-seed.js';
 
@@ -148,7 +148,7 @@ describe('seedFinishedOrders', () => {
   });
 
   it("holds the invariants our own records can show: every order ended, its stock kept or released once, no hold left open", async () => {
-    // The invariant checker (src/reconcile) reads Stripe's side too, which a seed has not got: it
+    // The invariant checker (src/operations/reconcile) reads Stripe's side too, which a seed has not got: it
     // would report every seeded capture as missing there. These are its checks on our side.
     expect(await openHoldsOfFinishedOrders(db.pool, null)).toEqual([]);
     const allocations = await db.pool.query<{ status: string; state: string; count: number }>(

@@ -4,20 +4,20 @@ import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { listUrl, runUrl } from '../../src/demo/web-ui-links.js';
+import { listUrl, runUrl } from '../../src/operations/demo/web-ui-links.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import { setStock } from '../../src/inventory/stock.js';
-import { startOrder } from '../../src/starter/start-order.js';
-import { PROJECT_ROOT } from '../../src/stack/paths.js';
-import { findFreePort } from '../../src/stack/ports.js';
-import { startTemporalServer, type RunningTemporalServer } from '../../src/stack/temporal-server.js';
+import { setStock } from '../../src/orders/stock.js';
+import { startOrder } from '../../src/saga-client/start-order.js';
+import { PROJECT_ROOT } from '../../src/operations/stack/paths.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
+import { startTemporalServer, type RunningTemporalServer } from '../../src/operations/stack/temporal-server.js';
 import { startStripeEmulator } from '../../src/stripe-emulator/index.js';
-import { createStripeClient } from '../../src/stripe/client.js';
-import { createOrderWorker } from '../../src/temporal/order-worker.js';
+import { createStripeClient } from '../../src/money/stripe/client.js';
+import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import { createTestDatabase } from '../support/database.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
 
-/** The global setup finds Chromium or installs Debian's package (src/tools/chromium.ts); playwright-core downloads no browser. */
+/** The global setup finds Chromium or installs Debian's package (src/platform/tools/chromium.ts); playwright-core downloads no browser. */
 const CHROMIUM = inject('chromiumPath');
 const CHROMIUM_ARGS = [
   '--headless',

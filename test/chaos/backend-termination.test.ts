@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTransaction } from '../../src/db/transaction.js';
+import { withTransaction } from '../../src/platform/db/transaction.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /**

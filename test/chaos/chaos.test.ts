@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
-import { runChaos } from '../../src/chaos/chaos-run.js';
-import { formatChaosSummary } from '../../src/chaos/summary.js';
+import { runChaos } from '../../src/operations/chaos/chaos-run.js';
+import { formatChaosSummary } from '../../src/operations/chaos/summary.js';
 
 /**
  * The short chaos run: 100 orders through two worker processes while every kind of fault

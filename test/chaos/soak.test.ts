@@ -1,10 +1,10 @@
 // The soak run tiny: one minute of load at about 100 orders, every fault on, sampled every 5 s,
 // with the outbox dispatcher, the receipts consumer and the shortened reaper running beside it.
 import { describe, expect, inject, it } from 'vitest';
-import { runSoak } from '../../src/chaos/soak.js';
-import { formatSoakSummary } from '../../src/chaos/soak-summary.js';
-import { SOAK_TABLES } from '../../src/chaos/soak-tables.js';
-import { loadRetentionSettings } from '../../src/retention/settings.js';
+import { runSoak } from '../../src/operations/chaos/soak.js';
+import { formatSoakSummary } from '../../src/operations/chaos/soak-summary.js';
+import { SOAK_TABLES } from '../../src/operations/chaos/soak-tables.js';
+import { loadRetentionSettings } from '../../src/operations/retention/settings.js';
 
 describe('soak', () => {
   it("shortens every horizon only through the soak's own setting, which production refuses", () => {

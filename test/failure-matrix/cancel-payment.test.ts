@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
-import type { StartedOrder } from '../../src/starter/start-order.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
+import type { StartedOrder } from '../../src/saga-client/start-order.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { endingOf } from '../support/workflow-ending.js';

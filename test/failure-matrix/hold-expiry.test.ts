@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { FailureType } from '../../src/domain/failures.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { SagaHistory } from '../support/workflow-history.js';

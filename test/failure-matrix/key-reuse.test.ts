@@ -9,7 +9,7 @@ import { ActivityId } from '../../src/domain/activity-ids.js';
 import { FailureType } from '../../src/domain/failures.js';
 import { workflowIdForOrder, type OrderInput } from '../../src/domain/order-input.js';
 import { recordOrder } from '../../src/orders/orders.js';
-import { OrderIdConflictError, startOrder } from '../../src/starter/start-order.js';
+import { OrderIdConflictError, startOrder } from '../../src/saga-client/start-order.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
 import { keyRecord, ledgerTransactions, paymentHold } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { endingOf } from '../support/workflow-ending.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import type { OrderResult } from '../../src/domain/order-result.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';

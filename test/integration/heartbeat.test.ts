@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
 import { keyRecord } from '../support/order-state.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { SagaHistory } from '../support/workflow-history.js';

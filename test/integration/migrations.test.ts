@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pool.js';
+import { migrate, MIGRATIONS_DIR } from '../../src/platform/db/migrate.js';
+import { createPool } from '../../src/platform/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 describe('db:migrate', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
-import { setStock } from '../../src/inventory/stock.js';
+import { setStock } from '../../src/orders/stock.js';
 import { availableStock, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 

@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { FailureType } from '../../src/domain/failures.js';
-import { readKey } from '../../src/idempotency/activity-idempotency-store.js';
-import { deriveIdempotencyKey } from '../../src/idempotency/idempotency-key.js';
+import { readKey } from '../../src/money/idempotency/activity-idempotency-store.js';
+import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
 import { recordOrder } from '../../src/orders/orders.js';
-import { fenceAuthorization, fenceCapture } from '../../src/payments/payment-protocol.js';
+import { fenceAuthorization, fenceCapture } from '../../src/money/payments/payment-protocol.js';
 import { ledgerTransactions, orderRow } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 

@@ -33,7 +33,7 @@ describe('the production build', () => {
   it('npm run build writes dist/; NODE_ENV=production npm run worker completes a saga on plain node with the memory defaults, and stops on SIGTERM', async () => {
     const build = await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, reject: false, all: true });
     expect(build.exitCode, build.all).toBe(0);
-    for (const file of ['dist/worker.js', 'dist/api/main.js', 'dist/outbox/main.js', 'dist/receipts/main.js', 'dist/workflow-bundle.js']) {
+    for (const file of ['dist/worker.js', 'dist/api.js', 'dist/outbox-dispatcher.js', 'dist/receipts.js', 'dist/workflow-bundle.js']) {
       await expect(readFile(path.join(ROOT, file), 'utf8')).resolves.not.toHaveLength(0);
     }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTransaction } from '../../src/db/transaction.js';
-import { AllocationReleasedError, allocateStock, OutOfStockError, releaseStock, setStock } from '../../src/inventory/stock.js';
+import { withTransaction } from '../../src/platform/db/transaction.js';
+import { AllocationReleasedError, allocateStock, OutOfStockError, releaseStock, setStock } from '../../src/orders/stock.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TraceAttribute, type StoredSpan } from '../../src/telemetry/tracing.js';
+import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
@@ -142,7 +142,7 @@ describe('worker traces', () => {
     expect(captureStatements.some((statement) => /insert into outbox/.test(statement) && statement.includes('$1'))).toBe(true);
     expectNoCustomerData(spans, order);
 
-    const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', traceFile], {});
+    const printed = await runCli('src/trace.ts', ['--order-id', order.orderId, '--file', traceFile], {});
     expect(printed.code, printed.stderr).toBe(0);
     const lines = printed.stdout.trim().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^order ${order.orderId}: \\d+ spans, 3 failed \\(`));
@@ -159,13 +159,13 @@ describe('worker traces', () => {
     expect(at(2, 'RunActivity:authorizePayment').find((line) => line.includes('attempt 1'))).toContain('✗ FAILED');
     expect(at(2, 'RunActivity:authorizePayment').find((line) => line.includes('attempt 2'))).not.toContain('FAILED');
 
-    const withSql = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', traceFile, '--sql'], {});
+    const withSql = await runCli('src/trace.ts', ['--order-id', order.orderId, '--file', traceFile, '--sql'], {});
     expect(withSql.code, withSql.stderr).toBe(0);
     const sqlLines = withSql.stdout.trim().split('\n');
     expect(sqlLines.some((line) => line.startsWith('      pg.query:INSERT') && /insert into outbox .*\$2::text/.test(line))).toBe(true);
     expect(sqlLines.some((line) => line.trim().startsWith('PostgreSQL  ('))).toBe(false);
 
-    const unknown = await runCli('src/telemetry/trace-cli.ts', ['--order-id', 'no-such-order', '--file', traceFile], {});
+    const unknown = await runCli('src/trace.ts', ['--order-id', 'no-such-order', '--file', traceFile], {});
     expect(unknown.code).toBe(1);
   });
 
@@ -190,7 +190,7 @@ describe('worker traces', () => {
       expect(parent?.name).toBe(activity.name.replace('RunActivity:', 'StartActivity:'));
     }
 
-    const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', traceFile], {});
+    const printed = await runCli('src/trace.ts', ['--order-id', order.orderId, '--file', traceFile], {});
     expect(printed.code, printed.stderr).toBe(0);
     const lines = printed.stdout.trim().split('\n');
     expect(lines[1]).toMatch(/^RunWorkflow:orderPaymentSaga /);
@@ -233,7 +233,7 @@ describe('worker traces', () => {
     expect(spans.filter((span) => span.attributes[TraceAttribute.orderId] === order.orderId && span.traceId !== root.traceId)).toEqual([]);
     expectNoCustomerData(spans, order);
 
-    const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', workerTraces], {});
+    const printed = await runCli('src/trace.ts', ['--order-id', order.orderId, '--file', workerTraces], {});
     expect(printed.code, printed.stderr).toBe(0);
   }, 240_000);
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { findFreePort } from '../../src/stack/ports.js';
-import { SagaMetric } from '../../src/telemetry/metric-names.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
+import { SagaMetric } from '../../src/platform/telemetry/metric-names.js';
 import { hasMetric, sampleSum, scrape } from '../support/prometheus-text.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses, type WorkerProcess } from '../support/worker-process.js';

@@ -2,10 +2,10 @@
  * The operations files (ops/, issue 15): the Prometheus alerting rules and the Grafana dashboard
  * are well-formed, and every metric they name, with the labels they match on, is exported by a
  * running process after the demo's orders. The processes are the stack's own (the worker, the
- * API, the outbox dispatcher and the receipts consumer, started by src/stack as `npm run stack`
+ * API, the outbox dispatcher and the receipts consumer, started by src/operations/stack as `npm run stack`
  * starts them, each with its metrics on a free port), on this run's Temporal dev server, a
  * database, a Stripe emulator and a NATS stream of their own; the orders are the demo's
- * (src/demo), plus the paths the demo does not take but the alerts watch: a Stripe 5xx, an
+ * (src/operations/demo), plus the paths the demo does not take but the alerts watch: a Stripe 5xx, an
  * asynchronous payment settled by its webhook, an order that ends in needs_review, and an order
  * through the orders API.
  */
@@ -20,20 +20,20 @@ import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import { createApiKey } from '../../src/api/auth/api-keys.js';
-import { runDemo } from '../../src/demo/demo.js';
+import { runDemo } from '../../src/operations/demo/demo.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import { setStock } from '../../src/inventory/stock.js';
-import { PROJECT_ROOT } from '../../src/stack/paths.js';
-import { findFreePort } from '../../src/stack/ports.js';
-import { startServiceProcess } from '../../src/stack/service-process.js';
-import { STACK_STRIPE_KEY } from '../../src/stack/stack.js';
-import type { StackState } from '../../src/stack/stack-state.js';
-import { startWorkerProcess } from '../../src/stack/worker-process.js';
-import { startOrder } from '../../src/starter/start-order.js';
+import { setStock } from '../../src/orders/stock.js';
+import { PROJECT_ROOT } from '../../src/operations/stack/paths.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
+import { startServiceProcess } from '../../src/operations/stack/service-process.js';
+import { STACK_STRIPE_KEY } from '../../src/operations/stack/stack.js';
+import type { StackState } from '../../src/operations/stack/stack-state.js';
+import { startWorkerProcess } from '../../src/operations/stack/worker-process.js';
+import { startOrder } from '../../src/saga-client/start-order.js';
 import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
-import { createStripeClient } from '../../src/stripe/client.js';
-import { untilActivityPending } from '../../src/temporal/pending-activity.js';
-import { createTestStream, TEST_NATS_URL, type TestStream } from '../outbox/support/nats.js';
+import { createStripeClient } from '../../src/money/stripe/client.js';
+import { untilActivityPending } from '../../src/platform/temporal/pending-activity.js';
+import { createTestStream, TEST_NATS_URL, type TestStream } from '../support/nats.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { samples, scrape } from '../support/prometheus-text.js';
 import { seriesSelectors, type SeriesSelector } from './promql-selectors.js';
@@ -163,7 +163,7 @@ describe('the operations files are well-formed', () => {
   });
 
   it('promtool accepts the rules and the config, and each alert fires on its scenario and stays quiet on the rest', async () => {
-    // The test setup finds or installs it (src/tools/promtool.ts), or stops the run saying how to get it.
+    // The test setup finds or installs it (src/platform/tools/promtool.ts), or stops the run saying how to get it.
     const promtool = inject('promtoolPath');
     execFileSync(promtool, ['check', 'rules', ALERTS_FILE], { stdio: 'pipe' });
     execFileSync(promtool, ['check', 'config', PROMETHEUS_FILE], { stdio: 'pipe' });
@@ -315,7 +315,7 @@ beforeAll(async () => {
   const taskQueue = `ops-${randomUUID()}`;
   const say = () => undefined;
   const logs = (name: string) => path.join(scratch, `${name}.log`);
-  // What the stack hands its worker and its API (src/stack/stack.ts), with a port of their own each.
+  // What the stack hands its worker and its API (src/operations/stack/stack.ts), with a port of their own each.
   const env = {
     TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
@@ -335,7 +335,7 @@ beforeAll(async () => {
   const stripeWebhookSecret = `whsec_${randomBytes(24).toString('base64url')}`;
   const api = await startServiceProcess({
     name: 'the API',
-    entry: 'src/api/main.ts',
+    entry: 'src/api.ts',
     env: {
       ...env,
       API_PORT: String(apiPort),
@@ -359,7 +359,7 @@ beforeAll(async () => {
   };
   const dispatcher = await startServiceProcess({
     name: 'the outbox dispatcher',
-    entry: 'src/outbox/main.ts',
+    entry: 'src/outbox-dispatcher.ts',
     env: { ...messagingEnv, METRICS_PORT: String(dispatcherMetrics) },
     logFile: logs('outbox-dispatcher'),
     readyMessage: 'outbox dispatcher started',
@@ -368,7 +368,7 @@ beforeAll(async () => {
   started.push(dispatcher);
   const receipts = await startServiceProcess({
     name: 'the receipts consumer',
-    entry: 'src/receipts/main.ts',
+    entry: 'src/receipts.ts',
     env: { ...messagingEnv, METRICS_PORT: String(receiptsMetrics) },
     logFile: logs('receipts'),
     readyMessage: 'receipts consumer started',

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestStream, eventually, TEST_NATS_URL, type TestStream } from './support/nats.js';
-import { outboxState, paidOrdersInOutbox } from './support/orders.js';
-import { startServiceProcess, stopServiceProcesses, type ServiceProcess } from './support/service-process.js';
+import { createTestStream, eventually, TEST_NATS_URL, type TestStream } from '../support/nats.js';
+import { outboxState, paidOrdersInOutbox } from '../support/outbox-orders.js';
+import { startServiceProcess, stopServiceProcesses, type ServiceProcess } from '../support/service-process.js';
 
 const DUPLICATE_WINDOW_MS = 1_000;
 let db: TestDatabase;
@@ -41,20 +41,20 @@ describe('outbox dispatcher process', () => {
   it('row 12: SIGKILLed after publishing and before marking sent, it republishes on restart; the receipts process applies the event once', async () => {
     const [id] = await paidOrdersInOutbox(db.pool, 1);
 
-    const crashing = startServiceProcess('src/outbox/main.ts', serviceEnv({ FAILPOINTS: 'outbox.after-publish' }));
+    const crashing = startServiceProcess('src/outbox-dispatcher.ts', serviceEnv({ FAILPOINTS: 'outbox.after-publish' }));
     await expectExit(crashing, { code: null, signal: 'SIGKILL' });
     expect(await outboxState(db.pool)).toEqual([{ id, sent: false, attempts: 0, lastError: null }]);
     expect((await stream.storedMessages()).map((message) => message.msgId)).toEqual([String(id)]);
 
     // Past the broker's duplicate window the republish is stored again: the event is out twice.
     await sleep(DUPLICATE_WINDOW_MS * 2.5);
-    const restarted = startServiceProcess('src/outbox/main.ts', serviceEnv());
+    const restarted = startServiceProcess('src/outbox-dispatcher.ts', serviceEnv());
     await eventually('the row marked sent', async () => ((await outboxState(db.pool))[0]?.sent ? true : undefined));
     await restarted.stop();
     await expectExit(restarted, { code: 0, signal: null });
     expect((await stream.storedMessages()).map((message) => message.msgId)).toEqual([String(id), String(id)]);
 
-    const receipts = startServiceProcess('src/receipts/main.ts', serviceEnv());
+    const receipts = startServiceProcess('src/receipts.ts', serviceEnv());
     await eventually(
       'both copies delivered and acked',
       async () => {

@@ -2,12 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PubAck } from '@nats-io/jetstream';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createOutboxDispatcher, type OutboxDispatcherDeps } from '../../src/outbox/dispatcher.js';
-import type { OutboxRow } from '../../src/outbox/outbox-store.js';
-import { createReceiptsConsumer, ensureReceiptsConsumer } from '../../src/receipts/consumer.js';
+import { createOutboxDispatcher, type OutboxDispatcherDeps } from '../../src/messaging/outbox/dispatcher.js';
+import type { OutboxRow } from '../../src/messaging/outbox/outbox-store.js';
+import { createReceiptsConsumer, ensureReceiptsConsumer } from '../../src/messaging/receipts/consumer.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestStream, eventually, startOwnNatsServer, type TestStream } from './support/nats.js';
-import { outboxState, paidOrdersInOutbox } from './support/orders.js';
+import { createTestStream, eventually, startOwnNatsServer, type TestStream } from '../support/nats.js';
+import { outboxState, paidOrdersInOutbox } from '../support/outbox-orders.js';
 
 const logger = pino({ level: 'silent' });
 let db: TestDatabase;

@@ -2,15 +2,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOutboxDispatcher } from '../../src/outbox/dispatcher.js';
-import { findFreePort } from '../../src/stack/ports.js';
-import { createOutboxMetrics } from '../../src/telemetry/messaging-metrics.js';
-import { startMetricsServer } from '../../src/telemetry/metrics-server.js';
+import { createOutboxDispatcher } from '../../src/messaging/outbox/dispatcher.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
+import { createOutboxMetrics } from '../../src/platform/telemetry/messaging-metrics.js';
+import { startMetricsServer } from '../../src/platform/telemetry/metrics-server.js';
 import { sampleSum, scrape } from '../support/prometheus-text.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestStream, eventually, startOwnNatsServer, TEST_NATS_URL } from './support/nats.js';
-import { outboxState, paidOrdersInOutbox } from './support/orders.js';
-import { startServiceProcess, stopServiceProcesses } from './support/service-process.js';
+import { createTestStream, eventually, startOwnNatsServer, TEST_NATS_URL } from '../support/nats.js';
+import { outboxState, paidOrdersInOutbox } from '../support/outbox-orders.js';
+import { startServiceProcess, stopServiceProcesses } from '../support/service-process.js';
 
 /**
  * The outbox dispatcher's and the receipts consumer's metrics (issue 15): the outbox's lag, read
@@ -103,7 +103,7 @@ describe('outbox metrics', () => {
     });
     try {
       const ids = await paidOrdersInOutbox(db.pool, 2);
-      const dispatcher = startServiceProcess('src/outbox/main.ts', env(dispatcherPort));
+      const dispatcher = startServiceProcess('src/outbox-dispatcher.ts', env(dispatcherPort));
       const dispatcherMetrics = await eventually(
         'the dispatcher to publish both rows',
         async () => {
@@ -123,7 +123,7 @@ describe('outbox metrics', () => {
       await sleep(2_500);
       await stream.js.publish(stored.subject, JSON.stringify(stored.data), { msgID: stored.msgId ?? '' });
 
-      const receipts = startServiceProcess('src/receipts/main.ts', env(receiptsPort));
+      const receipts = startServiceProcess('src/receipts.ts', env(receiptsPort));
       const receiptsMetrics = await eventually(
         'the receipts consumer to handle all three messages',
         async () => {

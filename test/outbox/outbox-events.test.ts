@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
-import { withTransaction } from '../../src/db/transaction.js';
+import { withTransaction } from '../../src/platform/db/transaction.js';
 import { orderEventSchema } from '../../src/messaging/order-event.js';
-import { announceOrderPaid, announceOrderRefunded } from '../../src/outbox/order-events.js';
+import { announceOrderPaid, announceOrderRefunded } from '../../src/messaging/outbox/order-events.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 

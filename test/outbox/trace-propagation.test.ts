@@ -8,13 +8,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MessagingAttribute, OrderEventSpan } from '../../src/messaging/trace-headers.js';
-import { TraceAttribute, type StoredSpan } from '../../src/telemetry/tracing.js';
+import { MessagingAttribute, OrderEventSpan } from '../../src/messaging/nats/trace-headers.js';
+import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
-import { createTestStream, eventually, TEST_NATS_URL, type TestStream } from './support/nats.js';
-import { startServiceProcess, stopServiceProcesses } from './support/service-process.js';
+import { createTestStream, eventually, TEST_NATS_URL, type TestStream } from '../support/nats.js';
+import { startServiceProcess, stopServiceProcesses } from '../support/service-process.js';
 
 let harness: SagaHarness;
 let stream: TestStream;
@@ -51,8 +51,8 @@ describe('trace context across the outbox and NATS', () => {
       OUTBOX_POLL_INTERVAL_MS: '50',
     };
     const worker = await startWorkerProcess(harness, { env: { TRACE_FILE: files.worker } });
-    const dispatcher = startServiceProcess('src/outbox/main.ts', { ...messagingEnv, TRACE_FILE: files.outbox });
-    const receipts = startServiceProcess('src/receipts/main.ts', { ...messagingEnv, TRACE_FILE: files.receipts });
+    const dispatcher = startServiceProcess('src/outbox-dispatcher.ts', { ...messagingEnv, TRACE_FILE: files.outbox });
+    const receipts = startServiceProcess('src/receipts.ts', { ...messagingEnv, TRACE_FILE: files.receipts });
 
     const order = await harness.newOrder();
     const started = await harness.start(order);
@@ -119,7 +119,7 @@ describe('trace context across the outbox and NATS', () => {
     // npm run trace, over the three stores together, shows the hand-off under the capture.
     const joined = path.join(dir, 'all.jsonl');
     await writeFile(joined, (await Promise.all(Object.values(files).map((file) => readFile(file, 'utf8')))).join(''));
-    const printed = await runCli('src/telemetry/trace-cli.ts', ['--order-id', order.orderId, '--file', joined], {});
+    const printed = await runCli('src/trace.ts', ['--order-id', order.orderId, '--file', joined], {});
     expect(printed.code, printed.stderr).toBe(0);
     const lines = printed.stdout.split('\n');
     const captureLine = lines.findIndex((line) => line.startsWith('    RunActivity:capturePayment '));

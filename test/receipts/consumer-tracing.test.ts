@@ -10,12 +10,12 @@ import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderEvent } from '../../src/messaging/order-event.js';
-import { headersWithTraceContext, MessagingAttribute, OrderEventSpan } from '../../src/messaging/trace-headers.js';
-import { createReceiptsConsumer, ensureReceiptsConsumer } from '../../src/receipts/consumer.js';
-import { traceContextMixin } from '../../src/telemetry/log-trace-context.js';
-import { startTracing, TraceAttribute, type StoredSpan, type Tracing } from '../../src/telemetry/tracing.js';
+import { headersWithTraceContext, MessagingAttribute, OrderEventSpan } from '../../src/messaging/nats/trace-headers.js';
+import { createReceiptsConsumer, ensureReceiptsConsumer } from '../../src/messaging/receipts/consumer.js';
+import { traceContextMixin } from '../../src/platform/telemetry/log-trace-context.js';
+import { startTracing, TraceAttribute, type StoredSpan, type Tracing } from '../../src/platform/telemetry/tracing.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestStream, eventually, type TestStream } from '../outbox/support/nats.js';
+import { createTestStream, eventually, type TestStream } from '../support/nats.js';
 
 let db: TestDatabase;
 let stream: TestStream;

@@ -2,10 +2,10 @@ import { headers } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { OrderEvent } from '../../src/messaging/order-event.js';
-import { createReceiptsConsumer, ensureReceiptsConsumer, type ReceiptsConsumerConfig } from '../../src/receipts/consumer.js';
-import { applyOrderEvent } from '../../src/receipts/receipts.js';
+import { createReceiptsConsumer, ensureReceiptsConsumer, type ReceiptsConsumerConfig } from '../../src/messaging/receipts/consumer.js';
+import { applyOrderEvent } from '../../src/messaging/receipts/receipts.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
-import { createTestStream, eventually, type TestStream } from '../outbox/support/nats.js';
+import { createTestStream, eventually, type TestStream } from '../support/nats.js';
 
 const logger = pino({ level: 'silent' });
 let db: TestDatabase;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withTransaction } from '../../src/db/transaction.js';
+import { withTransaction } from '../../src/platform/db/transaction.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import { postLedgerTransaction } from '../../src/ledger/ledger.js';
-import type { ReconciliationSummary } from '../../src/reconcile/summary.js';
+import { postLedgerTransaction } from '../../src/money/ledger/ledger.js';
+import type { ReconciliationSummary } from '../../src/operations/reconcile/summary.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, STRIPE_TEST_KEY, type SagaHarness } from '../support/saga-harness.js';
 
@@ -21,7 +21,7 @@ beforeAll(async () => {
 afterAll(() => harness.close());
 
 const reconcile = (args: string[] = [], overrides: Record<string, string> = {}) =>
-  runCli('src/reconcile/cli.ts', args, { ...env, ...overrides });
+  runCli('src/reconcile.ts', args, { ...env, ...overrides });
 
 async function reconcileJson(args: string[] = []): Promise<{ code: number; summary: ReconciliationSummary }> {
   const result = await reconcile(['--json', ...args]);

@@ -5,8 +5,8 @@ import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@tempo
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, inject, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
-import { historyFromJson, type History } from '../../src/temporal/history-json.js';
-import { workflowSpanSinks } from '../../src/temporal/order-worker.js';
+import { historyFromJson, type History } from '../../src/platform/temporal/history-json.js';
+import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { HOLD_THEN_CAPTURE_PATCH } from '../../src/workflows/patches.js';
 
 /**

@@ -7,13 +7,13 @@ import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
-import { historyFromJson } from '../../src/temporal/history-json.js';
-import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowSpanSinks } from '../../src/temporal/order-worker.js';
+import { historyFromJson } from '../../src/platform/temporal/history-json.js';
+import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 
 /**
  * Turning tracing on must not break a run in flight: every recorded history (recorded without the
  * OpenTelemetry workflow interceptors) replays with them, as a tracing worker runs the workflows
- * (src/temporal/order-worker.ts with tracing, bundled from source, or on the prebundled file,
+ * (src/platform/temporal/order-worker.ts with tracing, bundled from source, or on the prebundled file,
  * which always carries them), and no span is exported while replaying.
  */
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories', import.meta.url));

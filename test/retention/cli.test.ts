@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => db.drop());
 
-const reap = (args: string[], env: Record<string, string> = {}) => runCli('src/retention/cli.ts', args, { DATABASE_URL: db.url, ...env });
+const reap = (args: string[], env: Record<string, string> = {}) => runCli('src/reap.ts', args, { DATABASE_URL: db.url, ...env });
 
 describe('npm run reap', () => {
   it('--once sweeps every table and prints what it deleted per table (exit 0)', async () => {

@@ -8,8 +8,8 @@ import type { AuthorizationOutcome, AuthorizePaymentInput } from '../../src/acti
 import { ActivityId, ChargeFirstActivityId } from '../../src/domain/activity-ids.js';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
 import { claimCharge, recordOrder } from '../../src/orders/orders.js';
-import { reapExpired } from '../../src/retention/reaper.js';
-import { DEFAULT_RETENTION } from '../../src/retention/settings.js';
+import { reapExpired } from '../../src/operations/retention/reaper.js';
+import { DEFAULT_RETENTION } from '../../src/operations/retention/settings.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { resetWorkflow } from '../support/temporal-cli.js';

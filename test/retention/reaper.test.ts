@@ -1,9 +1,9 @@
 import type { QueryResult } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/config/config-error.js';
-import { reapExpired } from '../../src/retention/reaper.js';
-import { DEFAULT_RETENTION, loadRetentionSettings } from '../../src/retention/settings.js';
-import { STRIPE_WEBHOOK_SUBSCRIBER } from '../../src/webhooks/record-stripe-event.js';
+import { ConfigError } from '../../src/platform/config/config-error.js';
+import { reapExpired } from '../../src/operations/retention/reaper.js';
+import { DEFAULT_RETENTION, loadRetentionSettings } from '../../src/operations/retention/settings.js';
+import { STRIPE_WEBHOOK_SUBSCRIBER } from '../../src/messaging/webhooks/record-stripe-event.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 const DAY = 24 * 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ReapReport } from '../../src/retention/reaper.js';
-import { lastReconciliationReport, reaperScheduleId, reconciliationScheduleId } from '../../src/retention/schedules.js';
-import { DEFAULT_RETENTION } from '../../src/retention/settings.js';
+import type { ReapReport } from '../../src/operations/retention/reaper.js';
+import { lastReconciliationReport, reaperScheduleId, reconciliationScheduleId } from '../../src/operations/retention/schedules.js';
+import { DEFAULT_RETENTION } from '../../src/operations/retention/settings.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
@@ -75,10 +75,10 @@ describe('the scheduled jobs', () => {
 
     // The operator's way to the same report.
     const env = { TEMPORAL_ADDRESS: harness.temporalAddress, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: harness.taskQueue };
-    const last = await runCli('src/reconcile/cli.ts', ['--last', '--json'], env);
+    const last = await runCli('src/reconcile.ts', ['--last', '--json'], env);
     expect(last).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(last.stdout)).toEqual(report);
-    const none = await runCli('src/reconcile/cli.ts', ['--last'], { ...env, TEMPORAL_TASK_QUEUE: 'no-such-queue' });
+    const none = await runCli('src/reconcile.ts', ['--last'], { ...env, TEMPORAL_TASK_QUEUE: 'no-such-queue' });
     expect(none.code).toBe(3);
     expect(none.stderr.trim()).toMatch(/^reconcile: the check could not run: .+$/);
   });

@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureChromium } from '../../src/tools/chromium.js';
+import { ensureChromium } from '../../src/platform/tools/chromium.js';
 
 let dir: string;
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROJECT_ROOT } from '../../src/stack/paths.js';
-import { findFreePort } from '../../src/stack/ports.js';
+import { PROJECT_ROOT } from '../../src/operations/stack/paths.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
 
 let project: string;
 
@@ -39,7 +39,7 @@ describe("the stack's embedded PostgreSQL", () => {
     await writeFile(
       script,
       `import pg from 'pg';
-import { startPostgres } from './src/stack/postgres.ts';
+import { startPostgres } from './src/operations/stack/postgres.ts';
 const dataDir = process.argv[2];
 const postgres = await startPostgres({ databaseUrl: undefined, embeddedOnly: true, port: Number(process.argv[3]), embeddedDataDir: dataDir, logFile: dataDir + '.log', say: () => undefined });
 const client = new pg.Client({ connectionString: postgres.url });

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jetStreamAvailable } from '../../src/messaging/nats-connection.js';
-import { startNats } from '../../src/stack/nats.js';
-import { findFreePort } from '../../src/stack/ports.js';
+import { jetStreamAvailable } from '../../src/messaging/nats/nats-connection.js';
+import { startNats } from '../../src/operations/stack/nats.js';
+import { findFreePort } from '../../src/operations/stack/ports.js';
 
 let dir: string;
 beforeAll(async () => {

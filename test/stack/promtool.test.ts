@@ -1,5 +1,5 @@
 /**
- * Finding promtool for the alert rules test (src/tools/promtool.ts): PROMTOOL_PATH, else the
+ * Finding promtool for the alert rules test (src/platform/tools/promtool.ts): PROMTOOL_PATH, else the
  * system path, else Debian's prometheus package installed once with the server kept off, else
  * one line naming the command. apt-get and the paths are injected; the policy-rc.d guard runs
  * on a file of its own here, never the machine's.
@@ -10,8 +10,8 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { withServiceStartsDenied } from '../../src/tools/debian-tool.js';
-import { ensurePromtool } from '../../src/tools/promtool.js';
+import { withServiceStartsDenied } from '../../src/platform/tools/debian-tool.js';
+import { ensurePromtool } from '../../src/platform/tools/promtool.js';
 
 let dir: string;
 beforeAll(async () => {

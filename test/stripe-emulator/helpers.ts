@@ -1,7 +1,7 @@
 import qs from 'qs';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { createStripeClient } from '../../src/stripe/client.js';
+import { createStripeClient } from '../../src/money/stripe/client.js';
 import { startStripeEmulator, type StripeEmulator, type StripeEmulatorOptions } from '../../src/stripe-emulator/index.js';
 
 export const SECRET_KEY = 'sk_test_emulator_conformance';

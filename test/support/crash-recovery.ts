@@ -1,7 +1,7 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import type { FailpointName } from '../../src/failpoints/failpoint.js';
+import type { FailpointName } from '../../src/platform/failpoint.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import type { SagaHarness } from './saga-harness.js';
 import { describeExit, startWorkerProcess, type WorkerProcess } from './worker-process.js';

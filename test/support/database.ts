@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { migrate } from '../../src/db/migrate.js';
-import { createPool } from '../../src/db/pool.js';
+import { migrate } from '../../src/platform/db/migrate.js';
+import { createPool } from '../../src/platform/db/pool.js';
 
 /** The server every test database is created on. Default: the local trust-auth server. */
 export const ADMIN_DATABASE_URL = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

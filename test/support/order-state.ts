@@ -1,5 +1,5 @@
-import type { Queryable } from '../../src/db/queryable.js';
-import type { IdempotencyScope, KeyState } from '../../src/idempotency/activity-idempotency-store.js';
+import type { Queryable } from '../../src/platform/db/queryable.js';
+import type { IdempotencyScope, KeyState } from '../../src/money/idempotency/activity-idempotency-store.js';
 
 /** What PostgreSQL holds for one order, read with plain SQL so a test sees what the checker sees. */
 export async function orderRow(db: Queryable, orderId: string) {

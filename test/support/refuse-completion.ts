@@ -1,4 +1,4 @@
-import type { Queryable } from '../../src/db/queryable.js';
+import type { Queryable } from '../../src/platform/db/queryable.js';
 
 /**
  * Makes this test database quietly refuse to mark orders completed: the update changes no row,

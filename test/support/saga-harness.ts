@@ -5,12 +5,12 @@ import type Stripe from 'stripe';
 import { expect, inject } from 'vitest';
 import type { ActivityDeps } from '../../src/activities/index.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import { setStock } from '../../src/inventory/stock.js';
-import { checkInvariants, type ReconciliationReport } from '../../src/reconcile/invariant-checker.js';
-import { startOrder, type StartedOrder } from '../../src/starter/start-order.js';
+import { setStock } from '../../src/orders/stock.js';
+import { checkInvariants, type ReconciliationReport } from '../../src/operations/reconcile/invariant-checker.js';
+import { startOrder, type StartedOrder } from '../../src/saga-client/start-order.js';
 import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
-import { createStripeClient } from '../../src/stripe/client.js';
-import { createOrderWorker } from '../../src/temporal/order-worker.js';
+import { createStripeClient } from '../../src/money/stripe/client.js';
+import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 

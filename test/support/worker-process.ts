@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import type { FailpointName } from '../../src/failpoints/failpoint.js';
+import type { FailpointName } from '../../src/platform/failpoint.js';
 import { STRIPE_TEST_KEY, type SagaHarness } from './saga-harness.js';
 import { withTimeout } from './with-timeout.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deriveIdempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../src/idempotency/idempotency-key.js';
+import { deriveIdempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../src/money/idempotency/idempotency-key.js';
 
 const runId = '0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b';
 

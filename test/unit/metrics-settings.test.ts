@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadMetricsListenerSettings, loadWorkerMetricsSettings } from '../../src/config/settings.js';
-import { endpointOf } from '../../src/stripe/measured-http-client.js';
+import { loadMetricsListenerSettings, loadWorkerMetricsSettings } from '../../src/platform/config/settings.js';
+import { endpointOf } from '../../src/money/stripe/measured-http-client.js';
 
 describe('metrics settings', () => {
   it('WORKER_METRICS_PORT: default 9464, 0 turns it off, anything else not a port is refused', () => {

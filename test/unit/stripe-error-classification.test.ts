@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { classifyStripeError } from '../../src/stripe/error-classification.js';
+import { classifyStripeError } from '../../src/money/stripe/error-classification.js';
 
 type Raw = ConstructorParameters<typeof Stripe.errors.StripeError>[0];
 

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { ChargeFirstActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
-import { heartbeatWhileRunning } from '../../src/temporal/heartbeat-interceptor.js';
+import { heartbeatWhileRunning } from '../../src/platform/temporal/heartbeat-interceptor.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { SagaHistory } from '../support/workflow-history.js';

@@ -2,7 +2,7 @@ import { CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@tem
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
-import { startApi, WEBHOOK_SECRET, type RunningApi } from './support.js';
+import { startApi, WEBHOOK_SECRET, type RunningApi } from '../support/webhooks.js';
 
 /** Activity IDs the run scheduled, in order, and the signals it received. */
 async function historyOf(handle: WorkflowHandle) {

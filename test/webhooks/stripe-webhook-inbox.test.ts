@@ -2,8 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
-import { createStripeClient } from '../../src/stripe/client.js';
-import { temporalSignaller } from '../../src/webhooks/workflow-handoff.js';
+import { createStripeClient } from '../../src/money/stripe/client.js';
+import { temporalSignaller } from '../../src/messaging/webhooks/workflow-handoff.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import {
   deliver,
@@ -15,7 +15,7 @@ import {
   stripeEvent,
   WEBHOOK_SECRET,
   type RunningApi,
-} from './support.js';
+} from '../support/webhooks.js';
 
 let db: TestDatabase;
 let connection: Connection;

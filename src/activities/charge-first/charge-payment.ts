@@ -1,10 +1,10 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../platform/db/transaction.js';
 import { FailureType } from '../../domain/failures.js';
 import type { OrderInput } from '../../domain/order-input.js';
-import { failpoint } from '../../failpoints/failpoint.js';
+import { failpoint } from '../../platform/failpoint.js';
 import {
   fenceKey,
   finishKey,
@@ -14,13 +14,13 @@ import {
   replayFinishedKey,
   reopenFencedKey,
   type KeyRecord,
-} from '../../idempotency/activity-idempotency-store.js';
-import { requestHash } from '../../idempotency/request-hash.js';
-import { postLedgerTransaction } from '../../ledger/ledger.js';
+} from '../../money/idempotency/activity-idempotency-store.js';
+import { requestHash } from '../../money/idempotency/request-hash.js';
+import { postLedgerTransaction } from '../../money/ledger/ledger.js';
 import { claimCharge, flagForReview, setOrderStatus } from '../../orders/orders.js';
-import { announceOrderFailed, announceOrderPaid } from '../../outbox/order-events.js';
-import { classifyStripeError } from '../../stripe/error-classification.js';
-import { findSucceededPaymentIntent } from '../../stripe/order-search.js';
+import { announceOrderFailed, announceOrderPaid } from '../../messaging/outbox/order-events.js';
+import { classifyStripeError } from '../../money/stripe/error-classification.js';
+import { findSucceededPaymentIntent } from '../../money/stripe/order-search.js';
 import { currentActivityKey } from '../activity-key.js';
 import { mappingFailures } from '../failures.js';
 import {
@@ -30,7 +30,7 @@ import {
   type ActivityDeps,
 } from '../deps.js';
 import type { ChargeOutcome, ChargePaymentInput, ChargeResult, PendingCharge } from './types.js';
-import { countReplay } from '../../telemetry/activity-metrics.js';
+import { countReplay } from '../../platform/telemetry/activity-metrics.js';
 
 export const CHARGE_SCOPE = 'stripe.charge';
 const SCOPE = CHARGE_SCOPE;

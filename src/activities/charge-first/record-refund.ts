@@ -1,7 +1,7 @@
-import { withTransaction } from '../../db/transaction.js';
-import { failpoint } from '../../failpoints/failpoint.js';
-import { postLedgerTransaction } from '../../ledger/ledger.js';
-import { announceOrderRefunded } from '../../outbox/order-events.js';
+import { withTransaction } from '../../platform/db/transaction.js';
+import { failpoint } from '../../platform/failpoint.js';
+import { postLedgerTransaction } from '../../money/ledger/ledger.js';
+import { announceOrderRefunded } from '../../messaging/outbox/order-events.js';
 import { currentActivityKey } from '../activity-key.js';
 import type { ActivityDeps } from '../deps.js';
 import { mappingFailures } from '../failures.js';

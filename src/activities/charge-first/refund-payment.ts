@@ -1,22 +1,22 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { withTransaction } from '../../db/transaction.js';
+import { withTransaction } from '../../platform/db/transaction.js';
 import { ChargeFirstActivityId } from '../../domain/activity-ids.js';
 import { FailureType } from '../../domain/failures.js';
-import { failpoint } from '../../failpoints/failpoint.js';
-import { fenceKey, finishKey, readKey, registerKey } from '../../idempotency/activity-idempotency-store.js';
-import { deriveIdempotencyKey } from '../../idempotency/idempotency-key.js';
-import { requestHash } from '../../idempotency/request-hash.js';
+import { failpoint } from '../../platform/failpoint.js';
+import { fenceKey, finishKey, readKey, registerKey } from '../../money/idempotency/activity-idempotency-store.js';
+import { deriveIdempotencyKey } from '../../money/idempotency/idempotency-key.js';
+import { requestHash } from '../../money/idempotency/request-hash.js';
 import { setOrderStatus } from '../../orders/orders.js';
-import { classifyStripeError } from '../../stripe/error-classification.js';
-import { findSucceededPaymentIntent } from '../../stripe/order-search.js';
+import { classifyStripeError } from '../../money/stripe/error-classification.js';
+import { findSucceededPaymentIntent } from '../../money/stripe/order-search.js';
 import { currentActivityKey } from '../activity-key.js';
 import { mappingFailures } from '../failures.js';
 import { settleCharge } from './settle-payment.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from '../deps.js';
 import type { ChargeResult, RefundPaymentInput, RefundResult } from './types.js';
-import { countReplay } from '../../telemetry/activity-metrics.js';
+import { countReplay } from '../../platform/telemetry/activity-metrics.js';
 
 const SCOPE = 'stripe.refund';
 

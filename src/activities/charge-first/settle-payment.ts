@@ -2,9 +2,9 @@ import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { FailureType } from '../../domain/failures.js';
-import { readKey } from '../../idempotency/activity-idempotency-store.js';
-import { deriveIdempotencyKey } from '../../idempotency/idempotency-key.js';
-import { classifyStripeError } from '../../stripe/error-classification.js';
+import { readKey } from '../../money/idempotency/activity-idempotency-store.js';
+import { deriveIdempotencyKey } from '../../money/idempotency/idempotency-key.js';
+import { classifyStripeError } from '../../money/stripe/error-classification.js';
 import {
   answerFromRecord,
   CHARGE_SCOPE,

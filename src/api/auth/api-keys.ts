@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Queryable } from '../../db/queryable.js';
+import type { Queryable } from '../../platform/db/queryable.js';
 
 /** Tenant IDs follow the same shape as the other identifiers in this project. */
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;

@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, type IdempotencyScope } from '../../api-idempotency/api-idempotency-store.js';
-import type { ApiIdempotencySettings } from '../../api-idempotency/settings.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, type IdempotencyScope } from '../idempotency/api-idempotency-store.js';
+import type { ApiIdempotencySettings } from '../idempotency/settings.js';
 import { workflowIdForOrder, type OrderInput } from '../../domain/order-input.js';
-import { requestHash } from '../../idempotency/request-hash.js';
+import { requestHash } from '../../money/idempotency/request-hash.js';
 import type { PaymentOutcome } from '../../domain/order-result.js';
-import { startOrderForPaymentOutcome } from '../../starter/payment-outcome.js';
-import { OrderIdConflictError } from '../../starter/start-order.js';
-import { countIdempotencyClaim } from '../../telemetry/api-metrics.js';
+import { startOrderForPaymentOutcome } from '../../saga-client/payment-outcome.js';
+import { OrderIdConflictError } from '../../saga-client/start-order.js';
+import { countIdempotencyClaim } from '../../platform/telemetry/api-metrics.js';
 
 export const CREATE_ORDER_OPERATION = 'order.create';
 

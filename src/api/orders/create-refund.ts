@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, type IdempotencyScope } from '../../api-idempotency/api-idempotency-store.js';
-import { requestHash } from '../../idempotency/request-hash.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, type IdempotencyScope } from '../idempotency/api-idempotency-store.js';
+import { requestHash } from '../../money/idempotency/request-hash.js';
 import { MERCHANT_REFUND_WORKFLOW_PREFIX, type merchantRefund } from '../../workflows/merchant-refund.js';
 import { expiredKeyAnswer, keyReusedAnswer, type ApiAnswer, type CreateOrderDeps } from './create-order.js';
-import { countIdempotencyClaim } from '../../telemetry/api-metrics.js';
+import { countIdempotencyClaim } from '../../platform/telemetry/api-metrics.js';
 
 export const CREATE_REFUND_OPERATION = 'refund.create';
 

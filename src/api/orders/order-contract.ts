@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IDEMPOTENCY_KEY_CONTRACT } from '../../api-idempotency/idempotency-key-header.js';
+import { IDEMPOTENCY_KEY_CONTRACT } from '../idempotency/idempotency-key-header.js';
 import { STRIPE_CURRENCIES } from '../../domain/currencies.js';
 import { MAX_AMOUNT_MINOR, orderInputSchema } from '../../domain/order-input.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { parseIdempotencyKeyHeader } from '../../api-idempotency/idempotency-key-header.js';
+import { parseIdempotencyKeyHeader } from '../idempotency/idempotency-key-header.js';
 import { bearerAuth } from '../auth/bearer-auth.js';
 import { CREATE_ORDER_OPERATION, createOrder, type ApiAnswer, type CreateOrderDeps } from './create-order.js';
 import { CREATE_REFUND_OPERATION, createRefund } from './create-refund.js';

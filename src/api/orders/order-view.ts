@@ -1,4 +1,4 @@
-import type { Queryable } from '../../db/queryable.js';
+import type { Queryable } from '../../platform/db/queryable.js';
 import { workflowIdForOrder } from '../../domain/order-input.js';
 import type { OrderRequest } from './create-order.js';
 

@@ -2,10 +2,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Pool } from 'pg';
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { recordHandoff, recordStripeEvent } from '../../webhooks/record-stripe-event.js';
-import { stripeEventSchema } from '../../webhooks/stripe-event.js';
-import { WorkflowHandoff, type SignalPaymentEvent } from '../../webhooks/workflow-handoff.js';
-import { countWebhookEvent, countWebhookSignatureFailure } from '../../telemetry/api-metrics.js';
+import { recordHandoff, recordStripeEvent } from '../../messaging/webhooks/record-stripe-event.js';
+import { stripeEventSchema } from '../../messaging/webhooks/stripe-event.js';
+import { WorkflowHandoff, type SignalPaymentEvent } from '../../messaging/webhooks/workflow-handoff.js';
+import { countWebhookEvent, countWebhookSignatureFailure } from '../../platform/telemetry/api-metrics.js';
 
 export interface StripeWebhookOptions {
   db: Pool;

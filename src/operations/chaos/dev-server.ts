@@ -1,0 +1,42 @@
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { resolveTemporalCli } from '../../platform/temporal/cli-path.js';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../platform/temporal/dev-server-settings.js';
+import { ORDER_SEARCH_ATTRIBUTES } from '../../platform/temporal/search-attributes.js';
+
+export interface DevServer {
+  /** gRPC address, for workers and the `temporal` CLI. */
+  address: string;
+  /** The `temporal` binary the server runs from; the CLI commands use it too. */
+  cli: string;
+  client: Client;
+  nativeConnection: NativeConnection;
+  stop(): Promise<void>;
+}
+
+/**
+ * A throwaway Temporal dev server (in memory, headless, on a free port) with the project's
+ * search attributes, from the `temporal` CLI this machine already has: nothing is downloaded.
+ */
+export async function startDevServer(): Promise<DevServer> {
+  const cli = resolveTemporalCli();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: cli },
+      searchAttributes: ORDER_SEARCH_ATTRIBUTES,
+      ip: '127.0.0.1',
+      ui: false,
+      // Its own overload complaints (SQLite timeouts) would drown the run's output; runs that
+      // fail show up in the results.
+      extraArgs: ['--log-level', 'never', ...DEV_SERVER_DYNAMIC_CONFIG],
+    },
+  });
+  return {
+    address: env.address,
+    cli,
+    client: env.client,
+    nativeConnection: env.nativeConnection,
+    stop: () => env.teardown(),
+  };
+}

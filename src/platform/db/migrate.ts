@@ -1,0 +1,53 @@
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Pool } from 'pg';
+import { withTransaction } from './transaction.js';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', import.meta.url));
+
+// Any constant works as long as every migrator agrees on it: it serialises concurrent
+// migrators (two workers starting together) on the database itself.
+const MIGRATION_LOCK_ID = 7_240_512_001;
+
+export interface MigrationResult {
+  applied: string[];
+  alreadyApplied: string[];
+}
+
+/**
+ * Applies every numbered `.sql` file in `migrations/` that has not been applied yet, each in its
+ * own transaction with its bookkeeping row. A second migrator waits on the advisory lock and
+ * then finds nothing left to do.
+ */
+export async function migrate(pool: Pool, directory = MIGRATIONS_DIR): Promise<MigrationResult> {
+  const files = (await readdir(directory)).filter((name) => /^\d+_.+\.sql$/.test(name)).sort();
+  const lockClient = await pool.connect();
+  try {
+    await lockClient.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    await lockClient.query(`
+      create table if not exists schema_migrations (
+        name       text primary key,
+        applied_at timestamptz not null default now()
+      )`);
+    const { rows } = await lockClient.query<{ name: string }>('select name from schema_migrations');
+    const done = new Set(rows.map((row) => row.name));
+    const result: MigrationResult = { applied: [], alreadyApplied: [] };
+    for (const name of files) {
+      if (done.has(name)) {
+        result.alreadyApplied.push(name);
+        continue;
+      }
+      const sql = await readFile(path.join(directory, name), 'utf8');
+      await withTransaction(pool, async (client) => {
+        await client.query(sql);
+        await client.query('insert into schema_migrations (name) values ($1)', [name]);
+      });
+      result.applied.push(name);
+    }
+    return result;
+  } finally {
+    await lockClient.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    lockClient.release();
+  }
+}

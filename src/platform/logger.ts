@@ -1,0 +1,29 @@
+import { DefaultLogger, type LogLevel } from '@temporalio/worker';
+import { pino, type Logger } from 'pino';
+import { traceContextMixin } from './telemetry/log-trace-context.js';
+
+/**
+ * JSON lines on stdout: one event per line, ready for any log pipeline. A line written inside a
+ * span (a request, an activity attempt) carries its `trace_id` and `span_id`.
+ */
+export function createLogger(name: string): Logger {
+  return pino({ name, level: process.env.LOG_LEVEL ?? 'info', mixin: traceContextMixin });
+}
+
+const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
+
+/**
+ * Routes the Temporal SDK's logs (including activity `log` calls, which carry the workflow ID,
+ * run ID and activity ID) through the same JSON logger.
+ */
+export function temporalLogger(logger: Logger): DefaultLogger {
+  return new DefaultLogger('INFO', ({ level, message, meta }) => {
+    logger[LEVELS[level]](meta ?? {}, message);
+  });
+}
