@@ -1,3 +1,5 @@
+// The consumers' inbox (processed_messages): claims a message ID per subscriber inside the
+// handler's transaction so a redelivery applies nothing, and reaps receipts past their horizon.
 import type { PoolClient } from 'pg';
 import { deleteInBatches } from '../platform/db/batches.js';
 import type { Queryable } from '../platform/db/queryable.js';

@@ -1,3 +1,5 @@
+// The order-event contract the outbox publishes and every consumer parses (order.paid,
+// order.refunded, order.failed), and the subject each is published on.
 import { z } from 'zod';
 
 /**

@@ -1,3 +1,5 @@
+// NATS connections: the services' connection that reconnects forever, and the one-shot probe
+// the stack uses to see whether a JetStream broker is already running.
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 

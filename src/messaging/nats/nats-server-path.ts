@@ -1,3 +1,5 @@
+// Where to find a `nats-server` binary when the stack must start its own broker, and the
+// arguments that run it with JetStream on a local port.
 import { fileURLToPath } from 'node:url';
 import { findBinary } from '../../platform/tools/find-binary.js';
 

@@ -1,3 +1,5 @@
+// The broker settings from the environment: NATS URL, the order-events stream's name, its
+// subject prefix and its duplicate window.
 import { z } from 'zod';
 import { ConfigError } from '../../platform/config/config-error.js';
 

@@ -1,3 +1,5 @@
+// Creates the JetStream stream the order events are published to, or brings an existing one's
+// subjects and duplicate window to ours; safe for every dispatcher and consumer to call at start.
 import { JetStreamApiError, jetstreamManager, type JetStreamManager, type StreamInfo } from '@nats-io/jetstream';
 import { millis, nanos, type NatsConnection } from '@nats-io/transport-node';
 

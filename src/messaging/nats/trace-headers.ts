@@ -1,3 +1,5 @@
+// Carries the trace context in NATS message headers from the dispatcher's publish to the
+// consumer's handling, and names those spans and their attributes.
 import { propagation, ROOT_CONTEXT, type Context, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
 import { headers as natsHeaders, type MsgHdrs } from '@nats-io/transport-node';
 

@@ -1,3 +1,5 @@
+// The outbox dispatcher's loop: claims unsent rows in order, publishes each to JetStream with its
+// row ID as the message ID, and marks it sent in the same transaction once the broker acks.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JetStreamClient, PubAck } from '@nats-io/jetstream';
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';

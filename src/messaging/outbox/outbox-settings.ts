@@ -1,3 +1,4 @@
+// The outbox dispatcher's settings from the environment: rows per batch and the poll interval.
 import { z } from 'zod';
 import { ConfigError } from '../../platform/config/config-error.js';
 

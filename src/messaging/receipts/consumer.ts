@@ -1,3 +1,5 @@
+// The receipts service's JetStream consumer: pulls order events, applies each through its inbox
+// and acks after the commit; malformed ones are terminated, database failures redelivered.
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AckPolicy,

@@ -1,3 +1,5 @@
+// Applies one order event as a receipt row, with its inbox claim in the same transaction, so a
+// redelivered or republished event writes nothing.
 import type { Pool, PoolClient } from 'pg';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { claimInboxMessage } from '../inbox.js';

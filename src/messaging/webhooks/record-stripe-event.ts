@@ -1,3 +1,5 @@
+// Records a verified Stripe webhook event: inbox row, stored event and the order-aware update of
+// the object's state in one transaction; also marks hand-offs and reaps old events.
 import type { Pool, PoolClient } from 'pg';
 import { deleteInBatches } from '../../platform/db/batches.js';
 import type { Queryable } from '../../platform/db/queryable.js';

@@ -1,3 +1,5 @@
+// The shape of a Stripe event this service relies on, and how an event projects onto a
+// PaymentIntent's or Refund's state ranked by how far along its life it is.
 import { z } from 'zod';
 
 /**

@@ -1,3 +1,5 @@
+// Hands a recorded webhook event to its order's workflow as a signal after the webhook is
+// answered, retrying a few times; the workflow's own reconcile covers a hand-off that gives up.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { PaymentEvent } from '../../domain/payment-event.js';
