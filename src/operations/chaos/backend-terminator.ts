@@ -1,3 +1,5 @@
+// Chaos fault: terminates one of the workers' PostgreSQL backends in the run's database, as a
+// failover or an operator's pg_terminate_backend would.
 import type { Pool } from 'pg';
 
 /**

@@ -1,3 +1,5 @@
+// The chaos run (npm run chaos, and the soak's core): concurrent orders through worker processes
+// while Stripe, worker, Postgres and reset faults strike, then a check of invariants I1–I8.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,3 +1,5 @@
+// A throwaway in-memory Temporal dev server with the project's search attributes, started from
+// the local `temporal` CLI for chaos and soak runs.
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';

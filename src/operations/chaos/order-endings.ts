@@ -1,3 +1,5 @@
+// Waits for an order's workflow to end in a chaos run, following it through resets to the
+// latest run's ending.
 import type { Client } from '@temporalio/client';
 
 export type Ending =

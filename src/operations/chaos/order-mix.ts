@@ -1,3 +1,5 @@
+// The chaos run's seeded orders: mostly successes, with declines, orders racing for scarce SKUs,
+// and cancels timed to void holds or refund captures, plus the stock to seed for them.
 import type { OrderInput } from '../../domain/order-input.js';
 
 /** What an order is built to meet. Faults may still change where it ends. */

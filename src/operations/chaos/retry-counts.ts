@@ -1,3 +1,5 @@
+// Counts a chaos run's retries: activity attempts from the workflows' histories and keyed
+// re-attempts from activity_idempotency.
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
 

@@ -1,3 +1,5 @@
+// The chaos run's seeded Stripe emulator faults (dropped responses, 500s, 429s, latency), and the
+// count of how often each fired.
 import type { FaultRuleInput, StripeEmulator } from '../../stripe-emulator/index.js';
 
 /**

@@ -1,3 +1,4 @@
+// Formats a chaos run's report as a dozen lines for a terminal or CI log, ending PASS or FAIL.
 import type { ChaosReport } from './chaos-run.js';
 
 const OUTCOME_ORDER = ['completed', 'declined', 'compensated', 'cancelled before it began', 'needs_review', 'unfinished'];

@@ -1,3 +1,5 @@
+// A fresh, migrated PostgreSQL database named for one benchmark or chaos run, dropped afterwards,
+// so runs never touch anyone's data.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../platform/db/migrate.js';

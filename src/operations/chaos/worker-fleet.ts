@@ -1,3 +1,5 @@
+// The chaos run's worker processes (src/worker.ts as operators run it) in fixed slots that are
+// refilled when a worker is killed; logs each to a file and counts Postgres-answered replays.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,5 @@
+// Chaos fault: resets a running workflow with the real `temporal workflow reset` CLI, as an
+// operator would.
 import { execa } from 'execa';
 
 export type ResetType = 'FirstWorkflowTask' | 'LastWorkflowTask';

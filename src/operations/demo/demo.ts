@@ -1,3 +1,5 @@
+// The demo's run (npm run demo): scripted orders against a running stack, followed step by step,
+// then the invariants and the message flow checked for exactly those orders.
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { createPool } from '../../platform/db/pool.js';

@@ -1,3 +1,5 @@
+// Drives the Stripe emulator's fault rules over its HTTP control API, for a demo whose emulator
+// may run in another process (npm run stack).
 import type { FaultRule, FaultRuleInput } from '../../stripe-emulator/index.js';
 
 /**

@@ -1,3 +1,5 @@
+// The demo's message-side check: for each order, whether its outbox events were published and
+// applied as receipts and its Stripe webhooks recorded, with a wait and a table.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Pool } from 'pg';
 

@@ -1,3 +1,5 @@
+// Prints a line for each saga step of the demo's running orders as it happens, polled through the
+// saga's status query, so the person watching never sits through a silent minute.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SagaStatus, SagaStep } from '../../domain/order-result.js';
 import { resultOf, type StartedOrder } from '../../saga-client/start-order.js';

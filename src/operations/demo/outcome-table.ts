@@ -1,3 +1,5 @@
+// The demo's closing table: one row per order with how it ended, what was captured, how it was
+// undone (refund or void) and its Temporal Web UI link.
 import type { OrderReconciliation } from '../reconcile/invariant-checker.js';
 import { truncate } from './order-progress.js';
 import type { OrderOutcome } from './scenarios.js';

@@ -1,3 +1,5 @@
+// The demo's scripted orders, one per path the saga can take, each with the faults it injects and
+// the outcome it expects.
 import type { OrderInput } from '../../domain/order-input.js';
 import type { OrderReconciliation } from '../reconcile/invariant-checker.js';
 import type { SagaStep } from '../../domain/order-result.js';

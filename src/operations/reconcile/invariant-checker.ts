@@ -1,3 +1,5 @@
+// The reconciliation: checks invariants I1–I8 for every order by comparing what Stripe really
+// holds and moved with the ledger, stock, orders and hold memo in PostgreSQL.
 import type { Pool } from 'pg';
 import type Stripe from 'stripe';
 import { openHoldsOfFinishedOrders } from '../../money/payments/payment-holds.js';

@@ -1,3 +1,5 @@
+// Turns a reconciliation report into a summary by status and violated invariant, and formats it
+// for a person (npm run reconcile).
 import type { ReconciliationReport, Violation } from './invariant-checker.js';
 
 /** What each invariant promises, in the words of DESIGN.md, for people reading a report. */

@@ -1,3 +1,5 @@
+// The scheduled jobs' activities on the order worker: one retention sweep, and the daily
+// reconciliation whose trimmed summary its workflow keeps for queries.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Pool } from 'pg';
 import type Stripe from 'stripe';

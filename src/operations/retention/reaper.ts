@@ -1,3 +1,5 @@
+// The retention reaper's sweep: deletes expired rows from activity_idempotency, the outbox,
+// webhook events and the inbox in short batches, one table's failure not stopping the others.
 import type { Pool } from 'pg';
 import { countExpiredOpenKeys, reapExpiredKeys } from '../../money/idempotency/activity-idempotency-store.js';
 import { reapInboxMessages } from '../../messaging/inbox.js';

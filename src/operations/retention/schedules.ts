@@ -1,3 +1,5 @@
+// Creates or updates, at every worker start, the Temporal Schedules for the retention reaper and
+// the daily reconciliation, and reads the last reconciliation's report.
 import {
   ScheduleAlreadyRunning,
   ScheduleOverlapPolicy,

@@ -1,3 +1,5 @@
+// The retention horizons and reaper cadence from the environment, each refused at start when
+// shorter than the replay window that could still present its key.
 import { z } from 'zod';
 import { ConfigError } from '../../platform/config/config-error.js';
 

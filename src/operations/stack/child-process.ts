@@ -1,3 +1,5 @@
+// Spawns the local stack's long-running children with output to a log file, a stop that
+// escalates to SIGKILL, and a kill of any still running when the stack's process exits.
 import { execa, type ResultPromise } from 'execa';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// The environment the services need to use a running stack, and the description the stack prints:
+// its addresses and the lines to paste into another shell.
 import { SAMPLE_SKU } from './sample-stock.js';
 import type { StackState } from './stack-state.js';
 

@@ -1,3 +1,5 @@
+// Keeps `npm run stack` up until a shutdown signal or a part failing, then stops it in order and
+// picks the exit code.
 import { firstShutdownSignal } from './signals.js';
 import type { RunningStack } from './stack.js';
 

@@ -1,3 +1,5 @@
+// The stack's JetStream broker, found or started, and the stream names it uses: plain on a broker
+// of its own, names of its data directory's own on a shared one.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// Where the local stack runs from and keeps its files: the project root, the .data directory, and
+// each part's logs and data inside it.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 

@@ -1,3 +1,5 @@
+// Port checks for the local stack: a clear error naming the role of a port already taken, and a
+// free port for tests and throwaway servers.
 import net from 'node:net';
 
 /** A port the stack needs is taken: says which, by what role, and how to choose another. */

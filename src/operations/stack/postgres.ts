@@ -1,3 +1,5 @@
+// The stack's PostgreSQL: DATABASE_URL as given, else its own database on the local server, else
+// an embedded server started here and kept between runs.
 import { ensureDatabase, findPostgres, type PostgresServer } from '../../platform/tools/postgres.js';
 import { PORT_HINTS } from './stack-options.js';
 

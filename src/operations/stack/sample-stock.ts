@@ -1,3 +1,4 @@
+// Stocks the SKU that the stack's printed `npm run start` example orders.
 import type { Queryable } from '../../platform/db/queryable.js';
 
 /** The SKU the printed `npm run start` example orders. */

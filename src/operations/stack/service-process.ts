@@ -1,3 +1,5 @@
+// Starts one of the project's services (API, outbox dispatcher, receipts) as its own process for
+// the stack, and waits for the log line that says it is ready.
 import path from 'node:path';
 import { spawnManaged, type ManagedProcess } from './child-process.js';
 import { PROJECT_ROOT } from './paths.js';

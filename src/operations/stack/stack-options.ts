@@ -1,3 +1,5 @@
+// The command-line flags and environment variables for the local stack's ports and data
+// directory, shared by `npm run stack` and `npm run demo`, and their validation.
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { z } from 'zod';

@@ -1,3 +1,5 @@
+// The running stack's state file (.data/stack.json): writing and removing it, and the probe that
+// tells whether the stack it describes is still up.
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';

@@ -1,3 +1,5 @@
+// Brings up the whole local stack in order (PostgreSQL, Temporal, the Stripe emulator, migrations,
+// a worker, NATS, the API, the outbox dispatcher, receipts) and stops it in reverse.
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { migrate } from '../../platform/db/migrate.js';

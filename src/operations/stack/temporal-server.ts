@@ -1,3 +1,5 @@
+// Runs `temporal server start-dev` for the local stack with the project's search attributes, and
+// waits until its namespace and Web UI answer.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../platform/temporal/dev-server-settings.js';

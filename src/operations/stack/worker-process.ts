@@ -1,3 +1,5 @@
+// Starts the order worker (src/worker.ts) as its own process for the local stack, and waits
+// until it logs that it polls.
 import path from 'node:path';
 import { spawnManaged, type ManagedProcess } from './child-process.js';
 import { PROJECT_ROOT } from './paths.js';
