@@ -1,3 +1,5 @@
+// The JSON-lines logger every process uses, carrying the active trace and span IDs, and the
+// bridge that routes the Temporal SDK's logs through it.
 import { DefaultLogger, type LogLevel } from '@temporalio/worker';
 import { pino, type Logger } from 'pino';
 import { traceContextMixin } from './telemetry/log-trace-context.js';

@@ -1,3 +1,5 @@
+// Ends a command-line tool with its run's exit code, turning a bad setting or any other failure
+// into one line per problem and the tool's own exit code for it.
 import { ConfigError } from './config-error.js';
 
 /**

@@ -1,3 +1,4 @@
+// The error every settings loader throws for bad configuration, one line per wrong setting.
 import type { z } from 'zod';
 
 /** Bad configuration: names each setting that is wrong and how to fix it. Nothing was started. */

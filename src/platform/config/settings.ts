@@ -1,3 +1,5 @@
+// The services' shared settings from the environment (Temporal, PostgreSQL, Stripe, the API,
+// webhooks, metrics listeners), validated so one run reports every bad setting at once.
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 

@@ -1,3 +1,5 @@
+// Bounded batched deletes for the retention sweeps: one short statement per batch until a batch
+// comes back short.
 import type { Queryable } from './queryable.js';
 
 /**

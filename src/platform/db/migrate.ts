@@ -1,3 +1,5 @@
+// Applies the numbered SQL files in migrations/ that have not run yet, each in its own
+// transaction, serialised across concurrent migrators by an advisory lock.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

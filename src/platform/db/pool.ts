@@ -1,3 +1,5 @@
+// Creates the PostgreSQL pool every process uses: bigint amounts as numbers, a named
+// application, and dead backends that fail the next statement instead of crashing the process.
 import pg from 'pg';
 
 // bigint columns (amounts in minor units) come back as numbers: every amount this project

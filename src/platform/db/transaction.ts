@@ -1,3 +1,5 @@
+// Runs a unit of work in one transaction on one connection, rolling back on error and destroying
+// a connection whose backend died.
 import type { Pool, PoolClient } from 'pg';
 
 /**

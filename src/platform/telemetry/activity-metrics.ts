@@ -1,3 +1,5 @@
+// The saga's metrics that activities emit (replays, fenced keys, late-capture reviews, Stripe
+// request and settlement durations), through the activity's meter or a no-op outside one.
 import { asyncLocalStorage } from '@temporalio/activity';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import { SagaMetric } from './metric-names.js';

@@ -1,3 +1,5 @@
+// The worker's activity tracing interceptors: the SDK's span per attempt, with the order ID, the
+// attempt and the idempotency key added and nothing else about the order.
 import { trace } from '@opentelemetry/api';
 import type { Context } from '@temporalio/activity';
 import { OpenTelemetryActivityInboundInterceptor, OpenTelemetryActivityOutboundInterceptor } from '@temporalio/interceptors-opentelemetry';

@@ -1,3 +1,5 @@
+// The API's Prometheus metrics: requests by route and status, Idempotency-Key claims, webhook
+// signatures and events, and hand-offs to workflows.
 import type { FastifyInstance } from 'fastify';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 

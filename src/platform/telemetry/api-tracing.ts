@@ -1,3 +1,5 @@
+// The API's tracing: a server span per request by route pattern, in whose context the handler's
+// Temporal calls run.
 import { context, SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 

@@ -1,3 +1,4 @@
+// The pino mixin that stamps each log line with the active span's trace_id and span_id.
 import { isSpanContextValid, trace } from '@opentelemetry/api';
 
 /**

@@ -1,3 +1,5 @@
+// The outbox dispatcher's and the receipts consumer's Prometheus metrics: published, duplicate
+// and failed rows, outbox lag, and each consumed message's outcome.
 import type { Pool } from 'pg';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 

@@ -1,3 +1,5 @@
+// A separate HTTP listener serving a prom-client registry at /metrics, for the API, the outbox
+// dispatcher and the receipts consumer.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';

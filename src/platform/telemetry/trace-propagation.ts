@@ -1,3 +1,5 @@
+// Writes the active trace context into the carrier an outbox row stores, and reads a stored
+// carrier back as the context the published message's span continues.
 import { context, propagation, ROOT_CONTEXT, type Context } from '@opentelemetry/api';
 
 /**

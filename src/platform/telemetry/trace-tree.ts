@@ -1,3 +1,5 @@
+// Selects one order's spans from the local trace store and renders them as an indented tree with
+// timings, attempts, keys and failures, for `npm run trace`.
 import { MessagingAttribute } from '../../messaging/nats/trace-headers.js';
 import { TraceAttribute, type StoredSpan } from './tracing.js';
 

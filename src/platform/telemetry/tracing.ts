@@ -1,3 +1,5 @@
+// Starts OpenTelemetry tracing for a process: OTLP export, or a local JSON-lines trace store, or
+// none; plus PostgreSQL query spans and the project's span attribute names.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';

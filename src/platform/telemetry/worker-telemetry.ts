@@ -1,3 +1,5 @@
+// The worker's Temporal Runtime telemetry: the SDK's Prometheus exporter serving its runtime
+// metrics and the saga's metrics on one endpoint.
 import type { TelemetryOptions } from '@temporalio/worker';
 import { SagaMetric, SETTLEMENT_WAIT_BUCKETS, STRIPE_DURATION_BUCKETS } from './metric-names.js';
 

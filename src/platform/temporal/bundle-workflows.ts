@@ -1,3 +1,5 @@
+// Bundles the workflow code ahead of time into dist/workflow-bundle.js for production workers,
+// with the OpenTelemetry workflow interceptors; run directly by `npm run build:workflows`.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

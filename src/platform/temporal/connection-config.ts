@@ -1,3 +1,5 @@
+// Temporal connection settings from the standard TEMPORAL_* variables or a temporal.toml profile,
+// as the `temporal` CLI reads them.
 import { loadClientConnectConfig, type ClientConnectConfig } from '@temporalio/envconfig';
 import { ConfigError } from '../config/config-error.js';
 

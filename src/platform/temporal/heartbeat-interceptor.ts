@@ -1,3 +1,5 @@
+// An activity interceptor that heartbeats while any activity with a heartbeat timeout runs, so a
+// dead worker's attempt is retried within seconds.
 import type { Context } from '@temporalio/activity';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next } from '@temporalio/worker';
 

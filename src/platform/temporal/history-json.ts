@@ -1,3 +1,5 @@
+// Converts workflow histories to and from the proto JSON that the `temporal` CLI and the Web UI
+// use, for the recorded replay fixtures.
 import { createRequire } from 'node:module';
 import proto from '@temporalio/proto';
 import { patchProtobufRoot } from '@temporalio/proto/lib/patch-protobuf-root.js';

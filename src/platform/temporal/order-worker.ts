@@ -1,3 +1,5 @@
+// Creates the worker that runs the saga and its activities, for the worker process and the tests
+// alike: bundling, preloaded modules, interceptors, tracing sinks and capacity settings.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, type InjectedSinks, type NativeConnection, type WorkerOptions } from '@temporalio/worker';

@@ -1,3 +1,5 @@
+// Polls a run's pending activities until one matches, so the demo and the chaos run can inject a
+// fault at a chosen moment of the saga.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type proto from '@temporalio/proto';

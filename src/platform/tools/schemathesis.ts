@@ -1,3 +1,4 @@
+// The pinned schemathesis API fuzzer from the project's virtualenv, installed from PyPI once.
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { findOrInstall, PROJECT_VENV } from './project-venv.js';
