@@ -1,3 +1,5 @@
+// The checkout's one call for the API and the starter: Update-with-Start of the order's saga,
+// answering with the authorization's outcome as soon as it is known, or null after a wait.
 import {
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,

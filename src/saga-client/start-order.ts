@@ -1,3 +1,5 @@
+// Starts an order's saga at most once on Temporal's workflow-ID policies (attach to a running
+// run, never restart a finished one), refusing an order ID reused for a different order.
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,

@@ -1,3 +1,5 @@
+// The saga's activity timeouts and retry policies by kind of step: Postgres-only steps, the
+// authorization, the capture and the compensations.
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
 // No maximumAttempts: unset is unlimited. Steps stop on non-retryable failures, not on a count.

@@ -1,3 +1,5 @@
+// Reads an activity failure's ApplicationFailure type and details inside workflow code, and
+// describes it in one line for a person.
 import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 
 /** The ApplicationFailure type behind an activity's failure, if it has one. */

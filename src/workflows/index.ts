@@ -1,3 +1,5 @@
+// The workflow bundle's entry: every workflow the order worker registers, and the saga's signal,
+// query and update definitions.
 export { orderPaymentSaga } from './order-payment-saga.js';
 export { merchantRefund } from './merchant-refund.js';
 export { paymentEventSignal, paymentOutcomeUpdate, statusQuery } from './messages.js';

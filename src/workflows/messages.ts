@@ -1,3 +1,5 @@
+// The saga's signal (Stripe's payment events), query (its status) and update (the payment's
+// outcome), shared by the workflow and its callers.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { OrderInput } from '../domain/order-input.js';
 import type { PaymentOutcome, SagaStatus } from '../domain/order-result.js';

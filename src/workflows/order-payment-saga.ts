@@ -1,3 +1,5 @@
+// The order-payment saga workflow: validates the order, wires its status query, payment-event
+// signal and outcome update, and runs hold-then-capture or, for older runs, charge-first.
 import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import { FailureType } from '../domain/failures.js';
 import { parseOrderInput, sameOrder } from '../domain/order-input.js';

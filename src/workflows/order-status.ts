@@ -1,3 +1,5 @@
+// Workflow helpers that move an order to a compensation or terminal status with its reason, and
+// read the decline code from a PaymentDeclined failure.
 import { proxyActivities } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { OrderStatusChangeResult } from '../activities/types.js';

@@ -1,3 +1,5 @@
+// The SDK's OpenTelemetry workflow interceptors, bundled into the workflow code so a traced
+// worker emits spans for the run, its activities, signals, queries and updates.
 import {
   OpenTelemetryInboundInterceptor,
   OpenTelemetryInternalsInterceptor,

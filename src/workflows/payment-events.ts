@@ -1,3 +1,5 @@
+// The saga's in-workflow record of the Stripe events the API signalled, deduplicated by event ID,
+// from which a settling payment's wait takes its ending.
 import type { PaymentEvent } from '../domain/payment-event.js';
 
 /**

@@ -1,3 +1,5 @@
+// What every shape of the saga runs with: the order, its workflow and original run IDs, its
+// progress, its payment events and its key derivation.
 import type { OrderInput } from '../domain/order-input.js';
 import type { PaymentEvents } from './payment-events.js';
 import type { SagaProgress } from './saga-progress.js';

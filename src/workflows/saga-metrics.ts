@@ -1,3 +1,5 @@
+// The metrics the saga workflow emits (order outcomes, compensations, reviews, settlement waits),
+// counted once even when the history replays.
 import { metricMeter } from '@temporalio/workflow';
 import type { OrderStatus } from '../domain/order-result.js';
 import { SagaMetric } from '../platform/telemetry/metric-names.js';

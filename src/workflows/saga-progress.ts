@@ -1,3 +1,5 @@
+// Tracks where the saga stands (step, status, Stripe IDs, outcome) and mirrors it to the status
+// query, the search attributes and the Web UI's current details.
 import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { OrderResult, OrderStatus, PaymentOutcome, SagaStatus, SagaStep } from '../domain/order-result.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../platform/temporal/search-attributes.js';

@@ -1,3 +1,5 @@
+// The workflows Temporal Schedules start: the retention reaper's sweep and the daily
+// reconciliation, whose report a query answers.
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { ReconciliationReportSummary, RetentionActivities } from '../operations/retention/activities.js';
 import type { ReapHorizons, ReapReport } from '../operations/retention/reaper.js';
