@@ -1,3 +1,5 @@
+// The orders API process (`npm run api`, via scripts/run.sh): the HTTP service with Stripe
+// webhooks and its metrics listener, plus the `keys create|list|revoke` and `reap` subcommands.
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { Command } from 'commander';

@@ -1,3 +1,5 @@
+// The chaos command (`npm run chaos`): concurrent orders under every fault on a throwaway stack,
+// then invariants I1–I8; exits 0 pass, 1 fail, 2 bad arguments, 3 could not run.
 import { Command, InvalidArgumentError } from 'commander';
 import { runChaos } from './operations/chaos/chaos-run.js';
 import { formatChaosSummary } from './operations/chaos/summary.js';

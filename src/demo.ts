@@ -1,3 +1,5 @@
+// The demo command (`npm run demo`): runs the scripted orders against the running stack, or one
+// it starts, and exits 0 only when every expectation and invariant held.
 import { Command } from 'commander';
 import { ConfigError } from './platform/config/config-error.js';
 import { describeStack } from './operations/stack/describe-stack.js';

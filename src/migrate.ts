@@ -1,3 +1,4 @@
+// The migration command (`npm run db:migrate`): applies the pending SQL migrations to DATABASE_URL.
 import { ConfigError } from './platform/config/config-error.js';
 import { loadDatabaseSettings } from './platform/config/settings.js';
 import { migrate } from './platform/db/migrate.js';

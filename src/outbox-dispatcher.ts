@@ -1,3 +1,5 @@
+// The outbox dispatcher process (`npm run outbox-dispatcher`, via scripts/run.sh): publishes the
+// outbox to JetStream until SIGINT or SIGTERM, with its metrics listener.
 import { jetstream } from '@nats-io/jetstream';
 import { pino } from 'pino';
 import { ConfigError } from './platform/config/config-error.js';

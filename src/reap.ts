@@ -1,3 +1,5 @@
+// The reaper command (`npm run reap -- --once`): one retention sweep by hand, the same one the
+// worker's Temporal Schedule runs.
 import { Command } from 'commander';
 import { exitWhenDone } from './platform/config/cli-exit.js';
 import { loadAll, loadDatabaseSettings } from './platform/config/settings.js';

@@ -1,3 +1,5 @@
+// The receipts consumer process (`npm run receipts`, via scripts/run.sh): applies order events
+// from JetStream to the receipts table, once each, until SIGINT or SIGTERM.
 import { pino } from 'pino';
 import { z } from 'zod';
 import { ConfigError } from './platform/config/config-error.js';

@@ -1,3 +1,5 @@
+// The reconciliation command (`npm run reconcile`): checks invariants I1–I8 against Stripe and
+// PostgreSQL now, or prints the scheduled daily run's last report with --last.
 import { Client, Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError } from 'commander';
 import { exitWhenDone } from './platform/config/cli-exit.js';

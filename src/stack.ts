@@ -1,3 +1,5 @@
+// The local stack command (`npm run stack`): runs PostgreSQL, Temporal, the Stripe emulator, a
+// worker and the message services in the foreground until Ctrl-C.
 import { Command } from 'commander';
 import { ConfigError } from './platform/config/config-error.js';
 import { describeStack } from './operations/stack/describe-stack.js';

@@ -1,3 +1,5 @@
+// The starter command (`npm run start`): starts or attaches to one order's saga from the command
+// line and prints the payment outcome as soon as it is known; safe to run again.
 import { SpanStatusCode, trace } from '@opentelemetry/api';
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';

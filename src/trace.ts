@@ -1,3 +1,5 @@
+// The trace command (`npm run trace`): prints one order's spans from the local trace store as an
+// indented tree.
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import type { StoredSpan } from './platform/telemetry/tracing.js';

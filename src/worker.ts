@@ -1,3 +1,5 @@
+// The order worker process (`npm run worker`, via scripts/run.sh): polls the task queue with the
+// saga and its activities, creates the scheduled jobs, and shuts down gracefully on SIGINT/SIGTERM.
 import { existsSync } from 'node:fs';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
