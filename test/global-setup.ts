@@ -1,3 +1,5 @@
+// Vitest's global setup: finds or installs what the run needs (Temporal CLI, Chromium, promtool,
+// PostgreSQL, a JetStream broker), and starts one Temporal dev server and one workflow bundle.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// Proves in a real Chromium that the Temporal Web UI tells a compensated run's story: labelled
+// steps and compensations, idempotency keys in the history, the summary, and the search attributes.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';

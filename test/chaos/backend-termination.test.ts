@@ -1,3 +1,5 @@
+// Proves a PostgreSQL backend terminated mid-transaction, or under a checked-out client, fails only
+// that statement or transaction: the pool and the worker process carry on (a chaos-run finding).
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// The short chaos run: 100 orders under every kind of fault for 20 s must all end with
+// invariants I1–I8 holding.
 import { describe, expect, inject, it } from 'vitest';
 import { runChaos } from '../../src/operations/chaos/chaos-run.js';
 import { formatChaosSummary } from '../../src/operations/chaos/summary.js';

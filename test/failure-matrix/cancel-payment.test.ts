@@ -1,3 +1,5 @@
+// Failure-matrix rows 8 and 17: a cancel while the authorization or capture is in flight waits for
+// the step, then voids the hold or refunds the capture, and fences a step that never happened.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';

@@ -1,3 +1,5 @@
+// Failure-matrix row 4 inside the compensations: a worker killed in the refund, the void or the
+// stock release is replaced by a fresh one, and each undo happens exactly once.
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';

@@ -1,3 +1,5 @@
+// Failure-matrix rows 4, 5, 15, 17 and 21 on the forward path: a worker killed inside a step after
+// its side effect; the retry, or a cancel before it, leaves each effect exactly once.
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, describe, expect, inject, it, vi } from 'vitest';

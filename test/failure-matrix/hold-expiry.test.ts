@@ -1,3 +1,5 @@
+// Failure-matrix row 18: a hold that expires before the capture, by the saga's durable deadline or
+// by Stripe letting it lapse, ends the order compensated with AuthorizationExpired, nothing captured.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';

@@ -1,3 +1,5 @@
+// Failure-matrix row 3 / I7: one key with a different payload is refused at Stripe, in the
+// authorization activity, in the saga and at the order ID, and applies nothing.
 import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';

@@ -1,3 +1,5 @@
+// Failure-matrix rows 1 and 14: Stripe commits an authorization, capture or void but its answer is
+// lost twice; Temporal's retry is answered by Stripe's replay and the effect happens once.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';

@@ -1,3 +1,5 @@
+// Failure-matrix row 10: a replayed response, from Stripe or from the ledger in Postgres, is
+// semantically equal to the first and moves no money again.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';

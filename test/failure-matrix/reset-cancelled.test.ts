@@ -1,3 +1,5 @@
+// Failure-matrix row 20: a run reset to its first workflow task and cancelled at once undoes what
+// the earlier run held and reserved, and leaves a completed order confirmed.
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';

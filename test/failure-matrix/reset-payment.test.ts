@@ -1,3 +1,5 @@
+// Failure-matrix rows 7 and 16: `temporal workflow reset` of a run that held and captured re-runs
+// its steps under the original keys: one hold, one capture, whatever the reset point.
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';

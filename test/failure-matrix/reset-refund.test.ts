@@ -1,3 +1,5 @@
+// Failure-matrix row 6: a refund retried after a lost response, and after resets around it during
+// compensation, refunds once and reverses the ledger once.
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';

@@ -1,3 +1,5 @@
+// Failure-matrix rows 9 and 19: a late retry after Stripe forgot the key adopts the hold or
+// capture it finds by order, or fences the key when Stripe holds nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';

@@ -1,3 +1,5 @@
+// Proves a live activity that waits on Stripe longer than its heartbeat timeout keeps beating and
+// finishes on its first attempt, instead of being retried while it runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';

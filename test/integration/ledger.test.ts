@@ -1,3 +1,5 @@
+// Proves the ledger's guarantees in PostgreSQL: racing identical postings write once (row 2), a
+// reused key with another payload fails (row 3), balance (I4), append-only history, and I1.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';

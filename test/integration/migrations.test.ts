@@ -1,3 +1,5 @@
+// Proves db:migrate applies each migration exactly once when two migrators start together, and
+// has nothing to do the second time.
 import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, MIGRATIONS_DIR } from '../../src/platform/db/migrate.js';

@@ -1,3 +1,5 @@
+// Proves the saga's main paths end to end: a completed order, a declined card, an order out of
+// stock, a race for the last unit, and an invalid input that touches nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { setStock } from '../../src/orders/stock.js';

@@ -1,3 +1,5 @@
+// Proves what happens when a Stripe attempt lands after a compensation fenced its key: a late hold
+// is voided at once, a late capture is recorded truthfully and sent to needs_review.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

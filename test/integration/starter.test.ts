@@ -1,3 +1,5 @@
+// Proves `npm run start` is safe to repeat (one run, one charge), refuses a reused order ID (exit
+// 3), reports outcomes early, copes with no worker; and `npm run worker` refuses bad configuration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import { runCli } from '../support/run-cli.js';

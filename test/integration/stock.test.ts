@@ -1,3 +1,5 @@
+// Proves stock invariant I5: allocations decrement once, never below zero, are released exactly
+// once, and a release under a key closes it against a late allocation.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';

@@ -1,3 +1,5 @@
+// Proves the worker's traces: a span per activity attempt with its IDs and key, Stripe and
+// PostgreSQL spans beneath, the workflow and the starter in one trace, and no customer data.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// Proves the worker's /metrics serves the SDK's runtime metrics and the saga's own (outcomes,
+// Stripe timings, replays, compensations, settlement waits), with no order or customer labels.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findFreePort } from '../../src/operations/stack/ports.js';
 import { SagaMetric } from '../../src/platform/telemetry/metric-names.js';

@@ -1,3 +1,5 @@
+// Proves the worker process on SIGTERM lets an in-flight authorization finish and record before
+// exiting cleanly, and that its logs carry the IDs and the key.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,5 @@
+// Failure-matrix row 12 with real processes: a dispatcher SIGKILLed between publishing and marking
+// sent republishes on restart, and the receipts process applies the event once.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

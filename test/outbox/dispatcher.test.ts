@@ -1,3 +1,5 @@
+// Proves the outbox dispatcher publishes at least once and marks sent only after the ack: a crash
+// republishes (row 12) harmlessly, two dispatchers never double-publish, a broker outage loses nothing.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PubAck } from '@nats-io/jetstream';
 import { pino } from 'pino';

@@ -1,3 +1,5 @@
+// Proves the outbox dispatcher's and the receipts consumer's metrics: the lag gauge rises and falls
+// with a NATS outage, and each process serves its counts on its own METRICS_PORT.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';

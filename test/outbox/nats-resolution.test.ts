@@ -1,3 +1,5 @@
+// Proves the NATS settings' defaults and refusals, the JetStream availability probe, and how a
+// nats-server binary is found.
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

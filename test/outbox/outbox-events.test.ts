@@ -1,3 +1,5 @@
+// Proves the outbox rows are written in the transactions that change an order: the right events,
+// in order, once each, and never again on a replayed or refused write.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';

@@ -1,3 +1,5 @@
+// Proves the receipts consumer's inbox: each message applied once despite redeliveries or racing
+// deliveries, in any arrival order; malformed messages terminated; database failures redelivered.
 import { headers } from '@nats-io/transport-node';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// Proves `npm run reconcile`'s verdicts and exit codes: 0 when I1–I8 hold, 1 naming the invariant
+// and order broken (I1, I3, I8), 2 for bad configuration, 3 when the check cannot run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import type { OrderInput } from '../../src/domain/order-input.js';

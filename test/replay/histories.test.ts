@@ -1,3 +1,5 @@
+// Failure-matrix row 13: every recorded history of both saga shapes replays against the current
+// workflow code without nondeterminism, and a reordered history is caught.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

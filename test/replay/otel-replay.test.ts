@@ -1,3 +1,5 @@
+// Proves turning tracing on cannot break a run in flight: every recorded history replays with the
+// OpenTelemetry workflow interceptors, from source and from the prebundled file, exporting nothing.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

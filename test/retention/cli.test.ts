@@ -1,3 +1,5 @@
+// Proves `npm run reap -- --once` sweeps every table and reports per table, and refuses a horizon
+// below its floor, a missing --once and an unreachable database in one line each.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { runCli } from '../support/run-cli.js';

@@ -1,3 +1,5 @@
+// Proves a late retry or a reset after the reaper deleted an order's keys creates no second effect:
+// captures and charges are booked once, an existing PaymentIntent is found and adopted.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';

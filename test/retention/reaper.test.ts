@@ -1,3 +1,5 @@
+// Proves the reaper deletes only rows past their horizon, in batches, passing over locked rows;
+// and the retention settings refuse a horizon shorter than its floor.
 import type { QueryResult } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/platform/config/config-error.js';

@@ -1,3 +1,5 @@
+// Proves the worker creates the reaper and daily-reconciliation schedules once each, that a
+// triggered reaper run reaps, and that the reconciliation's last report answers its query.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReapReport } from '../../src/operations/retention/reaper.js';
 import { lastReconciliationReport, reaperScheduleId, reconciliationScheduleId } from '../../src/operations/retention/schedules.js';

@@ -1,3 +1,5 @@
+// Proves how the browser test finds Chromium: CHROMIUM_PATH first, else Debian's package when it
+// may install it, else one line naming the command to run.
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// Proves the stack's embedded PostgreSQL starts and answers from a project in a 0700 folder, as a
+// clone under root's home is.
 import { chmod, cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

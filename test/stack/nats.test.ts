@@ -1,3 +1,5 @@
+// Proves the stack starts and stops its own JetStream server when none answers, and uses a stream
+// of its own on a broker it shares.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

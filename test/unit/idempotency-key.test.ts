@@ -1,3 +1,5 @@
+// Proves idempotency keys are stable across one activity's attempts, distinct between activities
+// and executions, insensitive to run-ID case, and within Stripe's 255 characters.
 import { describe, expect, it } from 'vitest';
 import { deriveIdempotencyKey, MAX_IDEMPOTENCY_KEY_LENGTH } from '../../src/money/idempotency/idempotency-key.js';
 

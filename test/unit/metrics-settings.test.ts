@@ -1,3 +1,5 @@
+// Proves the metrics port settings' defaults and refusals, and that Stripe endpoint labels name the
+// route, never an object ID or a query.
 import { describe, expect, it } from 'vitest';
 import { loadMetricsListenerSettings, loadWorkerMetricsSettings } from '../../src/platform/config/settings.js';
 import { endpointOf } from '../../src/money/stripe/measured-http-client.js';

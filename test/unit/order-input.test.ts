@@ -1,3 +1,5 @@
+// Proves the order input schema accepts valid orders (currency lower-cased), reports every problem
+// by name at once, and names the workflow after the order.
 import { describe, expect, it } from 'vitest';
 import { parseOrderInput, workflowIdForOrder } from '../../src/domain/order-input.js';
 

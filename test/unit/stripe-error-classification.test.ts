@@ -1,3 +1,5 @@
+// Proves how Stripe errors are classified for retry or failure, and that a decline carries its code
+// and PaymentIntent.
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
 import { classifyStripeError } from '../../src/money/stripe/error-classification.js';

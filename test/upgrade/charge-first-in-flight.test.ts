@@ -1,3 +1,5 @@
+// Proves an execution started on the old charge-first shape finishes on it after the workers are
+// upgraded: completed or compensated with the same activities and keys, and no hold.
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

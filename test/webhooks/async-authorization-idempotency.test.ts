@@ -1,3 +1,5 @@
+// Proves the asynchronous authorization is idempotent at every step: retries, settlement and voids
+// each act once under their keys, and a voided settling payment can never become a hold.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

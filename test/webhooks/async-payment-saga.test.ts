@@ -1,3 +1,5 @@
+// Proves the saga's asynchronous payment path: settled by the webhook signal (once, even when
+// duplicated or reordered), or by rechecking Stripe when no webhook comes; cancels and deadlines too.
 import { CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';

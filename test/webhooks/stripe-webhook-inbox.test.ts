@@ -1,3 +1,5 @@
+// Failure-matrix row 11 at the API's webhook endpoint: duplicates have one effect, bad signatures
+// record nothing, out-of-order events never regress state, and a failed hand-off loses nothing.
 import { Client, Connection } from '@temporalio/client';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
