@@ -1,3 +1,5 @@
+// Test support: the orders API on a saga harness's database and task queue, driven in-process
+// through Fastify's inject().
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';

@@ -1,3 +1,5 @@
+// Test support for the crash rows of the failure matrix: runs an order on a worker process that
+// SIGKILLs itself at a failpoint, then finishes it on a fresh worker.
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';

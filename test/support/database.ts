@@ -1,3 +1,4 @@
+// Test support: a fresh, migrated PostgreSQL database for one test file, dropped afterwards.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../src/platform/db/migrate.js';

@@ -1,3 +1,5 @@
+// Test support for the message side: a JetStream stream and subjects unique to each test, polling
+// helpers, free ports, and a NATS server of the test's own.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,3 +1,5 @@
+// Test support: reads what PostgreSQL holds for one order (order row, ledger, stock, idempotency
+// key, hold memo) with plain SQL.
 import type { Queryable } from '../../src/platform/db/queryable.js';
 import type { IdempotencyScope, KeyState } from '../../src/money/idempotency/activity-idempotency-store.js';
 

@@ -1,3 +1,5 @@
+// Test support for dispatcher tests: orders with order.paid outbox rows written directly, and a
+// reading of each row's sent state.
 import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { withTransaction } from '../../src/platform/db/transaction.js';

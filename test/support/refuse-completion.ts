@@ -1,3 +1,5 @@
+// Test support: makes the test database refuse to mark orders completed, so the saga captures and
+// then compensates with a refund.
 import type { Queryable } from '../../src/platform/db/queryable.js';
 
 /**

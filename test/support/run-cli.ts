@@ -1,3 +1,5 @@
+// Test support: runs one of the project's entry points as a separate process and collects its
+// exit code and output.
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,3 +1,5 @@
+// Test support: the real components one test file runs the saga on (its own database, Stripe
+// emulator, task queue and worker on the shared dev server), and what Stripe holds for an order.
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';

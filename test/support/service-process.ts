@@ -1,3 +1,5 @@
+// Test support: starts a service entry point (outbox dispatcher, receipts) as its own process and
+// stops whatever a failed test left running.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 

@@ -1,3 +1,5 @@
+// Test support: resets runs and runs other commands with the real `temporal` CLI against the test
+// run's dev server.
 import { execFile } from 'node:child_process';
 import { inject } from 'vitest';
 

@@ -1,3 +1,5 @@
+// Test support for webhook tests: the API on a free port, Stripe events built, signed and
+// delivered as Stripe would, and the inbox rows they leave.
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';

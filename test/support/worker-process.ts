@@ -1,3 +1,5 @@
+// Test support: starts src/worker.ts as its own process on a harness's setup, optionally armed
+// with failpoints where it SIGKILLs itself, and reports how it exited.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';

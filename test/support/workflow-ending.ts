@@ -1,3 +1,4 @@
+// Test support: tells how a cancelled run ended, cancelled or compensated and returned.
 import { CancelledFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { OrderResult } from '../../src/domain/order-result.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';

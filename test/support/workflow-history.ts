@@ -1,3 +1,5 @@
+// Test support: reads a run's history by what the saga did (activities scheduled, completed, on
+// which attempt) and where the workflow tasks a reset can target are.
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 
