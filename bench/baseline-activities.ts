@@ -1,3 +1,5 @@
+// The benchmark baseline's activities: the saga's forward steps with their signatures and no I/O,
+// so they cost only what Temporal and the worker charge per activity.
 import type { AuthorizePaymentInput, Capture, CapturePaymentInput, HeldPayment, RecordOrderInput, ReserveStockInput } from '../src/activities/types.js';
 
 /**

@@ -1,3 +1,5 @@
+// The benchmark's ceiling workflow: the saga's success path as Temporal sees it, over activities
+// that do nothing; bundled only by the benchmark, never shipped.
 import { CancellationScope, condition, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { ActivityId } from '../src/domain/activity-ids.js';
 import type { OrderInput } from '../src/domain/order-input.js';

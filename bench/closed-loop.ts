@@ -1,3 +1,5 @@
+// The benchmark's load generator: keeps a number of runs going, back to back or paced per client,
+// and records latencies; plus the percentile helper.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LoadResult {

@@ -1,3 +1,5 @@
+// The payment-outcome benchmark: time from POST /v1/orders to knowing the payment's outcome through
+// the real API, Update-with-Start against polling, paced and back to back.
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -1,3 +1,5 @@
+// Counts the statements and transactions a pg pool sends, on the client, for the benchmark's
+// per-replay cost figures.
 import type pg from 'pg';
 
 /** Round trips and transactions seen by one pool, counted on the client. */

@@ -1,3 +1,5 @@
+// Measures what a replay of the real capturePayment activity costs once its key is completed:
+// Stripe requests (none expected) and PostgreSQL statements.
 import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';

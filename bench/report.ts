@@ -1,3 +1,5 @@
+// The shape of a `npm run bench` result file and the markdown table printed from it: throughput
+// against the baseline, scale-out, in-flight memory, ledger, replay, outcome and telemetry costs.
 import type { HotStatementPlan } from './hot-statements.js';
 import type { LedgerMicroResult } from './ledger-micro.js';
 import type { CpuBreakdown } from './machine-cpu.js';

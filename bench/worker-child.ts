@@ -1,3 +1,5 @@
+// Starts bench-worker.ts as a process of its own for the benchmark, waits until it polls, and
+// lists the running bench workers' PIDs for CPU measurement.
 import { fileURLToPath } from 'node:url';
 import { execaNode, type Result } from 'execa';
 import type { WorkerReply, WorkerRequest, WorkerStats } from './worker-protocol.js';
