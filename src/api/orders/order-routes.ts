@@ -2,7 +2,8 @@ import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } f
 import { hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { parseIdempotencyKeyHeader } from '../idempotency/idempotency-key-header.js';
 import { bearerAuth } from '../auth/bearer-auth.js';
-import { CREATE_ORDER_OPERATION, createOrder, type ApiAnswer, type CreateOrderDeps } from './create-order.js';
+import type { ApiAnswer } from '../idempotency/idempotent-start.js';
+import { CREATE_ORDER_OPERATION, createOrder, type CreateOrderDeps } from './create-order.js';
 import { CREATE_REFUND_OPERATION, createRefund } from './create-refund.js';
 import {
   createOrderResponses,
