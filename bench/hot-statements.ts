@@ -299,8 +299,8 @@ const SPECS: StatementSpec[] = [
   {
     path: 'api',
     source: 'src/api/orders/order-view.ts: findTenantOrder',
-    names: ['api.findTenantOrder: order', 'api.findTenantOrder: refunds'],
-    answers: [{ rows: [{ order_id: 'x', request: {}, api_created_at: new Date(), status: 'completed', status_reason: null, payment_intent_id: null, refund_id: null }] }],
+    names: ['api.findTenantOrder: order', 'api.findTenantOrder: progress', 'api.findTenantOrder: refunds'],
+    answers: [{ rows: [{ order_id: 'x', request: {}, created_at: new Date() }] }, { rows: [{ status: 'completed', status_reason: null, payment_intent_id: null, refund_id: null }] }],
     run: (db, s) => findTenantOrder(db, s.apiScope.tenantId, s.existing.orderId),
   },
 

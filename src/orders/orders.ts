@@ -139,3 +139,21 @@ export async function flagForReview(db: Queryable, orderId: string, reason: stri
     reason,
   ]);
 }
+
+/** Where an order stands, as its reader sees it; null while (or if) the worker has not recorded it. */
+export interface OrderProgress {
+  status: OrderStatus;
+  statusReason: string | null;
+  paymentIntentId: string | null;
+  refundId: string | null;
+}
+
+/** The order's status, its reason and its Stripe IDs, or null for an order not recorded (yet). */
+export async function orderProgress(db: Queryable, orderId: string): Promise<OrderProgress | null> {
+  const { rows } = await db.query<{ status: OrderStatus; status_reason: string | null; payment_intent_id: string | null; refund_id: string | null }>(
+    'select status, status_reason, payment_intent_id, refund_id from orders where order_id = $1',
+    [orderId],
+  );
+  const row = rows[0];
+  return row ? { status: row.status, statusReason: row.status_reason, paymentIntentId: row.payment_intent_id, refundId: row.refund_id } : null;
+}

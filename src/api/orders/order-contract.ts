@@ -35,7 +35,11 @@ export const refundRequestSchema = z
   .strict()
   .meta({ id: 'RefundRequest' });
 
-/** Headers of an idempotent POST. Other headers pass through untouched. */
+/**
+ * Headers of an idempotent POST, as the OpenAPI document states them. The orders routes check the
+ * key with parseIdempotencyKeyHeader in their checkCaller preHandler (caller-checks.ts), which
+ * accepts exactly what this schema does. Other headers pass through untouched.
+ */
 export const idempotentPostHeaders = z.looseObject({
   'idempotency-key': z
     .string()

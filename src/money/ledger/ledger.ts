@@ -113,3 +113,21 @@ async function answerFromExisting(client: PoolClient, entry: LedgerEntry, hash: 
   const guard = blocker.same_object ? 'ledger_transactions_stripe_object_id_key' : 'ledger_one_charge_per_order';
   throw new LedgerDuplicateError(entry.idempotencyKey, guard, blocker.idempotency_key);
 }
+
+/** A refund the ledger recorded for an order: the saga's compensation or a merchant's. */
+export interface RecordedRefund {
+  stripeRefundId: string;
+  amountMinor: number;
+  currency: string;
+  createdAt: Date;
+}
+
+/** The order's refunds, in the order they were posted. `db` is the pool or a client: anything that runs a query. */
+export async function orderRefunds(db: Pick<PoolClient, 'query'>, orderId: string): Promise<RecordedRefund[]> {
+  const { rows } = await db.query<{ stripe_object_id: string; amount_minor: string; currency: string; created_at: Date }>(
+    `select stripe_object_id, amount_minor, currency, created_at from ledger_transactions
+      where order_id = $1 and kind = 'refund' order by id`,
+    [orderId],
+  );
+  return rows.map((row) => ({ stripeRefundId: row.stripe_object_id, amountMinor: Number(row.amount_minor), currency: row.currency, createdAt: row.created_at }));
+}
