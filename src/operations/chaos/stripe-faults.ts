@@ -1,4 +1,4 @@
-import type { FaultRuleInput, StripeEmulator } from '../../stripe-emulator/index.js';
+import type { FaultRuleInput, StripeEmulator } from '@order-payments/stripe-emulator';
 
 /**
  * The run's Stripe faults, each with its own seed derived from the run's so a run can be

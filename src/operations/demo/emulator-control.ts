@@ -1,4 +1,4 @@
-import type { FaultRule, FaultRuleInput } from '../../stripe-emulator/index.js';
+import type { FaultRule, FaultRuleInput } from '@order-payments/stripe-emulator';
 
 /**
  * The Stripe emulator's control API over HTTP: the demo drives an emulator it may not own
