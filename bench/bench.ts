@@ -18,7 +18,7 @@ import { startDevServer, type DevServer } from '../src/operations/chaos/dev-serv
 import { workflowIdForOrder, type OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult } from '../src/domain/order-result.js';
 import { findFreePort } from '../src/operations/stack/ports.js';
-import { startStripeEmulator } from '../src/stripe-emulator/index.js';
+import { startStripeEmulator } from '@order-payments/stripe-emulator';
 import { BootstrapError, ensureTemporalCli, oneLine } from '../src/platform/tools/bootstrap.js';
 import { describeMachine, gitCommit } from '../src/platform/tools/run-provenance.js';
 import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';

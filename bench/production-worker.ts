@@ -341,7 +341,7 @@ async function main(): Promise<void> {
   const { ensureTemporalCli } = await import('../src/platform/tools/bootstrap.js');
   const { startDevServer } = await import('../src/operations/chaos/dev-server.js');
   const { createThrowawayDatabase } = await import('../src/operations/chaos/throwaway-database.js');
-  const { startStripeEmulator } = await import('../src/stripe-emulator/index.js');
+  const { startStripeEmulator } = await import('@order-payments/stripe-emulator');
   await ensureTemporalCli(say);
   if (flags.build) {
     say('npm run build');

@@ -10,7 +10,7 @@ import { ActivityId } from '../src/domain/activity-ids.js';
 import type { OrderInput } from '../src/domain/order-input.js';
 import { deriveIdempotencyKey } from '../src/money/idempotency/idempotency-key.js';
 import { recordOrder } from '../src/orders/orders.js';
-import type { StripeEmulator } from '../src/stripe-emulator/index.js';
+import type { StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../src/money/stripe/client.js';
 import { percentile } from './closed-loop.js';
 import { countQueries } from './query-counter.js';

@@ -27,7 +27,7 @@ import { WORKFLOW_ID_PREFIX } from '../src/domain/order-input.js';
 import { LedgerAccount } from '../src/money/ledger/accounts.js';
 import { PaymentScope } from '../src/money/payments/payment-protocol.js';
 import { RECEIPTS_SUBSCRIBER } from '../src/messaging/receipts/receipts.js';
-import { EMULATED_API_VERSION } from '../src/stripe-emulator/events.js';
+import { EMULATED_API_VERSION } from '@order-payments/stripe-emulator';
 import { STRIPE_WEBHOOK_SUBSCRIBER } from '../src/messaging/webhooks/record-stripe-event.js';
 
 export const SEED_OUTCOMES = ['completed', 'declined', 'voided', 'refunded'] as const;

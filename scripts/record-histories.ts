@@ -25,7 +25,7 @@ import type { OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult } from '../src/domain/order-result.js';
 import { setStock } from '../src/orders/stock.js';
 import { startOrder } from '../src/saga-client/start-order.js';
-import { startStripeEmulator, type StripeEmulator } from '../src/stripe-emulator/index.js';
+import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../src/money/stripe/client.js';
 import { resolveTemporalCli } from '../src/platform/temporal/cli-path.js';
 import { historyToJson } from '../src/platform/temporal/history-json.js';

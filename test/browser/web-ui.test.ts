@@ -13,7 +13,7 @@ import { startOrder } from '../../src/saga-client/start-order.js';
 import { PROJECT_ROOT } from '../../src/operations/stack/paths.js';
 import { findFreePort } from '../../src/operations/stack/ports.js';
 import { startTemporalServer, type RunningTemporalServer } from '../../src/operations/stack/temporal-server.js';
-import { startStripeEmulator } from '../../src/stripe-emulator/index.js';
+import { startStripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import { createTestDatabase } from '../support/database.js';

@@ -30,7 +30,7 @@ import { STACK_STRIPE_KEY } from '../../src/operations/stack/stack.js';
 import type { StackState } from '../../src/operations/stack/stack-state.js';
 import { startWorkerProcess } from '../../src/operations/stack/worker-process.js';
 import { startOrder } from '../../src/saga-client/start-order.js';
-import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
+import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { untilActivityPending } from '../../src/platform/temporal/pending-activity.js';
 import { createTestStream, TEST_NATS_URL, type TestStream } from '../support/nats.js';

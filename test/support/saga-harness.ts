@@ -10,7 +10,7 @@ import type { OrderInput } from '../../src/domain/order-input.js';
 import { setStock } from '../../src/orders/stock.js';
 import { checkInvariants, type ReconciliationReport } from '../../src/operations/reconcile/invariant-checker.js';
 import { startOrder, type StartedOrder } from '../../src/saga-client/start-order.js';
-import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
+import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';

@@ -3,7 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
+import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { temporalSignaller } from '../../src/messaging/webhooks/workflow-handoff.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -12,8 +12,7 @@ import { workflowIdForOrder, type OrderInput } from '../../domain/order-input.js
 import { setStock } from '../../orders/stock.js';
 import { checkInvariants, type Violation } from '../reconcile/invariant-checker.js';
 import { startOrder } from '../../saga-client/start-order.js';
-import { startStripeEmulator } from '../../stripe-emulator/index.js';
-import { seededRandom } from '../../stripe-emulator/seeded-random.js';
+import { seededRandom, startStripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../money/stripe/client.js';
 import { bundleWorkflows } from '../../platform/temporal/bundle-workflows.js';
 import { untilActivityPending } from '../../platform/temporal/pending-activity.js';

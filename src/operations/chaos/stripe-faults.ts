@@ -1,6 +1,6 @@
 // The chaos run's seeded Stripe emulator faults (dropped responses, 500s, 429s, latency), and the
 // count of how often each fired.
-import type { FaultRuleInput, StripeEmulator } from '../../stripe-emulator/index.js';
+import type { FaultRuleInput, StripeEmulator } from '@order-payments/stripe-emulator';
 
 /**
  * The run's Stripe faults, each with its own seed derived from the run's so a run can be

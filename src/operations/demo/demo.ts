@@ -8,7 +8,7 @@ import { setStock } from '../../orders/stock.js';
 import { checkInvariants } from '../reconcile/invariant-checker.js';
 import { startOrder } from '../../saga-client/start-order.js';
 import type { StackState } from '../stack/stack-state.js';
-import type { FaultRule } from '../../stripe-emulator/index.js';
+import type { FaultRule } from '@order-payments/stripe-emulator';
 import { untilActivityPending } from '../../platform/temporal/pending-activity.js';
 import { createStripeClient } from '../../money/stripe/client.js';
 import { EmulatorControl } from './emulator-control.js';

@@ -1,6 +1,6 @@
 // Drives the Stripe emulator's fault rules over its HTTP control API, for a demo whose emulator
 // may run in another process (npm run stack).
-import type { FaultRule, FaultRuleInput } from '../../stripe-emulator/index.js';
+import type { FaultRule, FaultRuleInput } from '@order-payments/stripe-emulator';
 
 /**
  * The Stripe emulator's control API over HTTP: the demo drives an emulator it may not own

@@ -3,7 +3,7 @@
 import type { OrderInput } from '../../domain/order-input.js';
 import type { OrderReconciliation } from '../reconcile/invariant-checker.js';
 import type { SagaStep } from '../../domain/order-result.js';
-import type { FaultRule } from '../../stripe-emulator/index.js';
+import type { FaultRule } from '@order-payments/stripe-emulator';
 import type { EmulatorControl } from './emulator-control.js';
 
 /** How one demo order ended, as the workflow and the status query tell it. */

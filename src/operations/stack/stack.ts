@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { migrate } from '../../platform/db/migrate.js';
 import { createPool } from '../../platform/db/pool.js';
-import { startStripeEmulator } from '../../stripe-emulator/index.js';
+import { startStripeEmulator } from '@order-payments/stripe-emulator';
 import { stackFiles } from './paths.js';
 import { startNats } from './nats.js';
 import { assertPortFree } from './ports.js';

@@ -1,18 +1,31 @@
+/**
+ * What the emulator's conformance tests share: `useEmulator()` (one emulator per file, reset before
+ * each test), the official SDK pointed at it, raw HTTP and control-API requests, and small helpers.
+ */
 import qs from 'qs';
-import type Stripe from 'stripe';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { createStripeClient } from '../../src/money/stripe/client.js';
-import { startStripeEmulator, type StripeEmulator, type StripeEmulatorOptions } from '../../src/stripe-emulator/index.js';
+import { EMULATED_API_VERSION, startStripeEmulator, type StripeEmulator, type StripeEmulatorOptions } from '../src/index.js';
 
 export const SECRET_KEY = 'sk_test_emulator_conformance';
 export const OTHER_SECRET_KEY = 'sk_test_emulator_other_account';
 
+/**
+ * The official SDK on the emulator, set up as the project's own client is (src/money/stripe/client.ts:
+ * the same API version, Stripe's Node HTTP client, no telemetry, no retries unless asked), without
+ * importing anything from outside the package.
+ */
 export function sdk(emulator: StripeEmulator, options: { secretKey?: string; maxNetworkRetries?: number } = {}): Stripe {
-  return createStripeClient({
-    secretKey: options.secretKey ?? SECRET_KEY,
-    apiBase: emulator.url,
+  const base = new URL(emulator.url);
+  return new Stripe(options.secretKey ?? SECRET_KEY, {
+    apiVersion: EMULATED_API_VERSION,
     maxNetworkRetries: options.maxNetworkRetries ?? 0,
-    timeoutMs: 10_000,
+    timeout: 10_000,
+    telemetry: false,
+    httpClient: Stripe.createNodeHttpClient(),
+    host: base.hostname,
+    port: Number(base.port),
+    protocol: 'http',
   });
 }
 

@@ -1,3 +1,8 @@
+/**
+ * The package's public API, and the only module outside code may import
+ * (`@order-payments/stripe-emulator`): startStripeEmulator, its options, the handle it returns and
+ * the types and defaults a caller needs. Everything else in src/ is internal.
+ */
 import type { AddressInfo } from 'node:net';
 import type { SettlementOutcome } from './async-settlement.js';
 import type { CounterSnapshot } from './counters.js';
@@ -16,7 +21,14 @@ export type { CounterSnapshot, PaymentCounters, WebhookCounters } from './counte
 export { DEFAULT_AUTHORIZATION_WINDOW_MS } from './holds.js';
 export type { AccountDump, EventFilter, StateDump } from './emulator.js';
 export type { EmulatedEvent, EmulatedEventType } from './events.js';
+/** The Stripe API version the emulator speaks: its default Stripe-Version header and every event's api_version. */
+export { EMULATED_API_VERSION } from './events.js';
 export type { FaultRule, FaultRuleInput } from './faults.js';
+/**
+ * The seeded PRNG (mulberry32) that fault rules with a `probability` draw from; a chaos run seeds
+ * its own choices with it too, so one seed replays the same run.
+ */
+export { seededRandom } from './seeded-random.js';
 export type { RequestLogger, RequestLogLine } from './request-log.js';
 export { CONTROL_PREFIX } from './control-api.js';
 export { DEFAULT_RETENTION_MS } from './idempotency.js';

@@ -1,39 +1,34 @@
+// Authentication as Stripe does it (Bearer or Basic, test keys only, 401s) and each secret key as its own account.
 import Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
-import { OTHER_SECRET_KEY, chargeParams, errorBody, raw, rejection, sdk } from './helpers.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { OTHER_SECRET_KEY, chargeParams, errorBody, raw, rejection, sdk, useEmulator } from './helpers.js';
 
-let emulator: StripeEmulator;
+const test = useEmulator();
 let alice: Stripe;
 let bob: Stripe;
 
-beforeAll(async () => {
-  emulator = await startStripeEmulator({ port: 0 });
-  alice = sdk(emulator);
-  bob = sdk(emulator, { secretKey: OTHER_SECRET_KEY });
-});
-afterAll(() => emulator.close());
-beforeEach(() => {
-  emulator.reset();
+beforeAll(() => {
+  alice = test.stripe;
+  bob = sdk(test.emulator, { secretKey: OTHER_SECRET_KEY });
 });
 
 describe('authentication', () => {
   it('answers 401 without a key', async () => {
-    const response = await raw(emulator, 'GET', '/v1/payment_intents', { secretKey: null });
+    const response = await raw(test.emulator, 'GET', '/v1/payment_intents', { secretKey: null });
     expect(response.status).toBe(401);
     expect(errorBody(response)).toMatchObject({ type: 'invalid_request_error' });
     expect(String(errorBody(response).message)).toContain('You did not provide an API key');
   });
 
   it('answers 401 to a key that is not a test secret key, as StripeAuthenticationError', async () => {
-    const live = sdk(emulator, { secretKey: 'sk_live_0123456789abcdef' });
+    const live = sdk(test.emulator, { secretKey: 'sk_live_0123456789abcdef' });
     const error = await rejection(live.paymentIntents.list());
     expect(error).toBeInstanceOf(Stripe.errors.StripeAuthenticationError);
     expect(error.message).toBe('Invalid API Key provided: sk_live_****cdef');
   });
 
   it('accepts Basic auth with the key as user name, as Stripe does', async () => {
-    const response = await fetch(`${emulator.url}/v1/payment_intents`, {
+    const response = await fetch(`${test.emulator.url}/v1/payment_intents`, {
       headers: { authorization: `Basic ${Buffer.from('sk_test_basic:').toString('base64')}` },
     });
     expect(response.status).toBe(200);
@@ -60,7 +55,7 @@ describe('account scoping', () => {
     expect(forBob.lastResponse.headers['idempotent-replayed']).toBeUndefined();
     const replayForAlice = await alice.paymentIntents.create(chargeParams('order-a2'), { idempotencyKey: 'shared-key' });
     expect(replayForAlice.id).toBe(forAlice.id);
-    const accounts = emulator.state().accounts;
+    const accounts = test.emulator.state().accounts;
     expect(accounts).toHaveLength(2);
     expect(accounts.map((account) => account.idempotencyKeys.length)).toEqual([1, 1]);
   });

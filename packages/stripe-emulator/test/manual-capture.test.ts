@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_AUTHORIZATION_WINDOW_MS } from '../../src/stripe-emulator/index.js';
+import { DEFAULT_AUTHORIZATION_WINDOW_MS } from '../src/index.js';
 import { chargeParams, control, errorBody, raw, rejection, sdk, useEmulator } from './helpers.js';
 
 /**

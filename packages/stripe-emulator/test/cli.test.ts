@@ -1,3 +1,7 @@
+/**
+ * The emulator's command line, started as a developer starts it (through npm, in its own process
+ * group): it listens, installs --fault rules, logs one line per request and stops on SIGTERM.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
@@ -5,7 +9,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
-const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
+/** Where each launcher runs: the package's own `npm start`, and the repository's `npm run stripe-emulator`. */
+const packageRoot = fileURLToPath(new URL('..', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../../..', import.meta.url));
+const LAUNCHERS = [
+  { name: 'npm start (the package)', cwd: packageRoot, script: 'start' },
+  { name: 'npm run stripe-emulator (the repository root)', cwd: repoRoot, script: 'stripe-emulator' },
+];
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -64,12 +74,12 @@ afterEach(async () => {
   child = undefined;
 });
 
-describe('npm run stripe-emulator', () => {
+describe.each(LAUNCHERS)('$name', ({ cwd, script }) => {
   it('listens on the given port and logs one line per request', async () => {
     const port = await freePort();
     const fault = JSON.stringify({ kind: 'latency', latencyMs: 1, path: '/v1/refunds', count: 3 });
-    child = spawn('npm', ['run', '--silent', 'stripe-emulator', '--', '--port', String(port), '--fault', fault], {
-      cwd: repoRoot,
+    child = spawn('npm', ['run', '--silent', script, '--', '--port', String(port), '--fault', fault], {
+      cwd,
       detached: true,
       stdio: ['ignore', 'pipe', 'inherit'],
     });

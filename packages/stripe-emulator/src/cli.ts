@@ -1,3 +1,4 @@
+// `npm run stripe-emulator` / `npm start`: the emulator as a long-running server, configured by flags.
 import { Command, InvalidArgumentError } from 'commander';
 import { pino } from 'pino';
 import {

@@ -14,7 +14,7 @@ export interface AccountState {
   paymentIntents: Map<string, Stripe.PaymentIntent>;
   charges: Map<string, Stripe.Charge>;
   refunds: Map<string, Stripe.Refund>;
-  /** PaymentIntents in `requires_capture`: the holds that can lapse (src/stripe-emulator/holds.ts). */
+  /** PaymentIntents in `requires_capture`: the holds that can lapse (holds.ts). */
   heldPaymentIntents: Set<string>;
   events: EventLog;
 }

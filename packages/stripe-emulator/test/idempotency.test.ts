@@ -1,22 +1,13 @@
+// Stripe's idempotency semantics: replays byte for byte, what is saved and what is not, 400/409 conflicts, key expiry.
 import qs from 'qs';
 import Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
-import { chargeParams, control, errorBody, paymentIntentsFor, raw, rejection, sdk } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { startStripeEmulator } from '../src/index.js';
+import { chargeParams, control, errorBody, paymentIntentsFor, raw, rejection, sdk, useEmulator } from './helpers.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-let emulator: StripeEmulator;
-let stripe: Stripe;
-
-beforeAll(async () => {
-  emulator = await startStripeEmulator({ port: 0 });
-  stripe = sdk(emulator);
-});
-afterAll(() => emulator.close());
-beforeEach(() => {
-  emulator.reset();
-});
+const test = useEmulator();
 
 /** The saga's charge as a form body, in the SDK's encoding. */
 function chargeBody(orderId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
@@ -25,8 +16,8 @@ function chargeBody(orderId: string, overrides: Record<string, unknown> = {}): R
 
 describe('replays', () => {
   it('answers a repeated key with the first response, byte for byte, marked Idempotent-Replayed', async () => {
-    const first = await raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i1'), idempotencyKey: 'key-i1' });
-    const second = await raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i1'), idempotencyKey: 'key-i1' });
+    const first = await raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i1'), idempotencyKey: 'key-i1' });
+    const second = await raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i1'), idempotencyKey: 'key-i1' });
     expect(first.status).toBe(200);
     expect(first.headers.get('idempotent-replayed')).toBeNull();
     expect(second.status).toBe(200);
@@ -34,13 +25,13 @@ describe('replays', () => {
     expect(second.headers.get('idempotency-key')).toBe('key-i1');
     expect(second.headers.get('original-request')).toBe(first.headers.get('request-id'));
     expect(second.text).toBe(first.text);
-    expect(await paymentIntentsFor(stripe, 'order-i1')).toHaveLength(1);
-    expect(emulator.counters().replays).toBe(1);
+    expect(await paymentIntentsFor(test.stripe, 'order-i1')).toHaveLength(1);
+    expect(test.emulator.counters().replays).toBe(1);
   });
 
   it('returns the same object to the SDK, and the SDK sees the replay header', async () => {
-    const first = await stripe.paymentIntents.create(chargeParams('order-i2'), { idempotencyKey: 'key-i2' });
-    const second = await stripe.paymentIntents.create(chargeParams('order-i2'), { idempotencyKey: 'key-i2' });
+    const first = await test.stripe.paymentIntents.create(chargeParams('order-i2'), { idempotencyKey: 'key-i2' });
+    const second = await test.stripe.paymentIntents.create(chargeParams('order-i2'), { idempotencyKey: 'key-i2' });
     expect(second.id).toBe(first.id);
     expect(second.latest_charge).toBe(first.latest_charge);
     expect(second.lastResponse.headers['idempotent-replayed']).toBe('true');
@@ -52,25 +43,25 @@ describe('replays', () => {
     const forwards = qs.stringify(params);
     const backwards = forwards.split('&').reverse().join('&');
     expect(backwards).not.toBe(forwards);
-    const first = await raw(emulator, 'POST', '/v1/payment_intents', { body: forwards, idempotencyKey: 'key-i3' });
-    const second = await raw(emulator, 'POST', '/v1/payment_intents', { body: backwards, idempotencyKey: 'key-i3' });
+    const first = await raw(test.emulator, 'POST', '/v1/payment_intents', { body: forwards, idempotencyKey: 'key-i3' });
+    const second = await raw(test.emulator, 'POST', '/v1/payment_intents', { body: backwards, idempotencyKey: 'key-i3' });
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.text).toBe(first.text);
   });
 
   it('saves a 402 decline and replays it', async () => {
     const params = chargeBody('order-i4', { payment_method: 'pm_card_visa_chargeDeclinedInsufficientFunds' });
-    const first = await raw(emulator, 'POST', '/v1/payment_intents', { params, idempotencyKey: 'key-i4' });
-    const second = await raw(emulator, 'POST', '/v1/payment_intents', { params, idempotencyKey: 'key-i4' });
+    const first = await raw(test.emulator, 'POST', '/v1/payment_intents', { params, idempotencyKey: 'key-i4' });
+    const second = await raw(test.emulator, 'POST', '/v1/payment_intents', { params, idempotencyKey: 'key-i4' });
     expect(first.status).toBe(402);
     expect(second.status).toBe(402);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.text).toBe(first.text);
     expect(errorBody(second)).toMatchObject({ decline_code: 'insufficient_funds' });
-    expect(await paymentIntentsFor(stripe, 'order-i4')).toHaveLength(1);
+    expect(await paymentIntentsFor(test.stripe, 'order-i4')).toHaveLength(1);
 
     const viaSdk = await rejection(
-      stripe.paymentIntents.create(chargeParams('order-i4', { payment_method: 'pm_card_visa_chargeDeclinedInsufficientFunds' }), {
+      test.stripe.paymentIntents.create(chargeParams('order-i4', { payment_method: 'pm_card_visa_chargeDeclinedInsufficientFunds' }), {
         idempotencyKey: 'key-i4',
       }),
     );
@@ -78,38 +69,38 @@ describe('replays', () => {
   });
 
   it('saves a 500 raised during execution and replays it', async () => {
-    emulator.addFault({ kind: 'fail_during_execution', method: 'POST', path: '/v1/payment_intents' });
-    const first = await rejection(stripe.paymentIntents.create(chargeParams('order-i5'), { idempotencyKey: 'key-i5' }));
+    test.emulator.addFault({ kind: 'fail_during_execution', method: 'POST', path: '/v1/payment_intents' });
+    const first = await rejection(test.stripe.paymentIntents.create(chargeParams('order-i5'), { idempotencyKey: 'key-i5' }));
     expect(first).toBeInstanceOf(Stripe.errors.StripeAPIError);
     expect(first).toMatchObject({ statusCode: 500 });
     // The rule is spent, so only the saved answer can explain a second 500.
-    const second = await raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i5'), idempotencyKey: 'key-i5' });
+    const second = await raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i5'), idempotencyKey: 'key-i5' });
     expect(second.status).toBe(500);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
     expect(second.headers.get('stripe-should-retry')).toBe('false');
-    expect(await paymentIntentsFor(stripe, 'order-i5')).toHaveLength(0);
+    expect(await paymentIntentsFor(test.stripe, 'order-i5')).toHaveLength(0);
   });
 });
 
 describe('what is not saved', () => {
   it('a request rejected by validation: the key is free for a corrected request', async () => {
     const rejected = await rejection(
-      stripe.paymentIntents.create(chargeParams('order-i6', { amount: 100_000_000 }), { idempotencyKey: 'key-i6' }),
+      test.stripe.paymentIntents.create(chargeParams('order-i6', { amount: 100_000_000 }), { idempotencyKey: 'key-i6' }),
     );
     expect(rejected).toMatchObject({ statusCode: 400, code: 'amount_too_large' });
-    const accepted = await stripe.paymentIntents.create(chargeParams('order-i6'), { idempotencyKey: 'key-i6' });
+    const accepted = await test.stripe.paymentIntents.create(chargeParams('order-i6'), { idempotencyKey: 'key-i6' });
     expect(accepted.status).toBe('succeeded');
     expect(accepted.lastResponse.headers['idempotent-replayed']).toBeUndefined();
   });
 
   it('a 401', async () => {
-    const unauthenticated = await raw(emulator, 'POST', '/v1/payment_intents', {
+    const unauthenticated = await raw(test.emulator, 'POST', '/v1/payment_intents', {
       params: chargeBody('order-i7'),
       idempotencyKey: 'key-i7',
       secretKey: null,
     });
     expect(unauthenticated.status).toBe(401);
-    const authenticated = await raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i7'), idempotencyKey: 'key-i7' });
+    const authenticated = await raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-i7'), idempotencyKey: 'key-i7' });
     expect(authenticated.status).toBe(200);
     expect(authenticated.headers.get('idempotent-replayed')).toBeNull();
   });
@@ -117,12 +108,12 @@ describe('what is not saved', () => {
   it('a 429 or a 500 that struck before execution', async () => {
     for (const status of [429, 500] as const) {
       const orderId = `order-i8-${status}`;
-      emulator.addFault({ kind: 'fail_before_execution', status, method: 'POST', path: '/v1/payment_intents', orderId });
-      const failed = await rejection(stripe.paymentIntents.create(chargeParams(orderId), { idempotencyKey: `key-${orderId}` }));
+      test.emulator.addFault({ kind: 'fail_before_execution', status, method: 'POST', path: '/v1/payment_intents', orderId });
+      const failed = await rejection(test.stripe.paymentIntents.create(chargeParams(orderId), { idempotencyKey: `key-${orderId}` }));
       expect(failed).toBeInstanceOf(status === 429 ? Stripe.errors.StripeRateLimitError : Stripe.errors.StripeAPIError);
       expect(failed).toMatchObject({ statusCode: status });
-      expect(await paymentIntentsFor(stripe, orderId)).toHaveLength(0);
-      const retried = await stripe.paymentIntents.create(chargeParams(orderId), { idempotencyKey: `key-${orderId}` });
+      expect(await paymentIntentsFor(test.stripe, orderId)).toHaveLength(0);
+      const retried = await test.stripe.paymentIntents.create(chargeParams(orderId), { idempotencyKey: `key-${orderId}` });
       expect(retried.status).toBe('succeeded');
       expect(retried.lastResponse.headers['idempotent-replayed']).toBeUndefined();
     }
@@ -131,36 +122,36 @@ describe('what is not saved', () => {
 
 describe('conflicts', () => {
   it('the same key with other parameters is an idempotency_error, and nothing happens', async () => {
-    await stripe.paymentIntents.create(chargeParams('order-i9'), { idempotencyKey: 'key-i9' });
+    await test.stripe.paymentIntents.create(chargeParams('order-i9'), { idempotencyKey: 'key-i9' });
     const error = await rejection(
-      stripe.paymentIntents.create(chargeParams('order-i9', { amount: 9_999 }), { idempotencyKey: 'key-i9' }),
+      test.stripe.paymentIntents.create(chargeParams('order-i9', { amount: 9_999 }), { idempotencyKey: 'key-i9' }),
     );
     expect(error).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
     expect(error).toMatchObject({ statusCode: 400, rawType: 'idempotency_error' });
     expect(error.message).toBe(
       "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than 'key-i9' if you meant to execute a different request.",
     );
-    const intents = await paymentIntentsFor(stripe, 'order-i9');
+    const intents = await paymentIntentsFor(test.stripe, 'order-i9');
     expect(intents.map((intent) => intent.amount)).toEqual([2_500]);
-    expect(emulator.counters()).toMatchObject({ conflicts: 1, idempotencyErrors: 1 });
+    expect(test.emulator.counters()).toMatchObject({ conflicts: 1, idempotencyErrors: 1 });
   });
 
   it('the same key on another endpoint is an idempotency_error', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-i10'), { idempotencyKey: 'key-i10' });
-    const error = await rejection(stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: 'key-i10' }));
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-i10'), { idempotencyKey: 'key-i10' });
+    const error = await rejection(test.stripe.refunds.create({ payment_intent: intent.id }, { idempotencyKey: 'key-i10' }));
     expect(error).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
     expect(error.message).toBe(
       "Keys for idempotent requests can only be used for the same endpoint they were first used for ('POST /v1/payment_intents' vs 'POST /v1/refunds'). Try using a key other than 'key-i10' if you meant to execute a different request.",
     );
-    expect((await stripe.refunds.list({ payment_intent: intent.id })).data).toHaveLength(0);
+    expect((await test.stripe.refunds.list({ payment_intent: intent.id })).data).toHaveLength(0);
   });
 
   it('the same key while the first request executes is a 409 idempotency_key_in_use, then a replay', async () => {
-    emulator.addFault({ kind: 'latency', latencyMs: 400, method: 'POST', path: '/v1/payment_intents' });
-    const first = stripe.paymentIntents.create(chargeParams('order-race'), { idempotencyKey: 'key-race' });
-    await waitUntil(() => emulator.state().accounts[0]?.idempotencyKeys.some((key) => key.state === 'in_progress') ?? false);
+    test.emulator.addFault({ kind: 'latency', latencyMs: 400, method: 'POST', path: '/v1/payment_intents' });
+    const first = test.stripe.paymentIntents.create(chargeParams('order-race'), { idempotencyKey: 'key-race' });
+    await waitUntil(() => test.emulator.state().accounts[0]?.idempotencyKeys.some((key) => key.state === 'in_progress') ?? false);
 
-    const second = await rejection(stripe.paymentIntents.create(chargeParams('order-race'), { idempotencyKey: 'key-race' }));
+    const second = await rejection(test.stripe.paymentIntents.create(chargeParams('order-race'), { idempotencyKey: 'key-race' }));
     // Stripe's SDK maps every 409 to StripeAPIError, whatever the envelope's type.
     expect(second).toBeInstanceOf(Stripe.errors.StripeAPIError);
     expect(second).toMatchObject({ statusCode: 409, code: 'idempotency_key_in_use' });
@@ -170,74 +161,74 @@ describe('conflicts', () => {
 
     const created = await first;
     expect(created.status).toBe('succeeded');
-    const third = await stripe.paymentIntents.create(chargeParams('order-race'), { idempotencyKey: 'key-race' });
+    const third = await test.stripe.paymentIntents.create(chargeParams('order-race'), { idempotencyKey: 'key-race' });
     expect(third.id).toBe(created.id);
     expect(third.lastResponse.headers['idempotent-replayed']).toBe('true');
-    expect(await paymentIntentsFor(stripe, 'order-race')).toHaveLength(1);
-    expect(emulator.counters()).toMatchObject({ conflicts: 1, idempotencyKeyInUse: 1, replays: 1 });
+    expect(await paymentIntentsFor(test.stripe, 'order-race')).toHaveLength(1);
+    expect(test.emulator.counters()).toMatchObject({ conflicts: 1, idempotencyKeyInUse: 1, replays: 1 });
   });
 
   it('raw concurrent requests: exactly one executes, one is a 409', async () => {
-    emulator.addFault({ kind: 'latency', latencyMs: 300, method: 'POST', path: '/v1/payment_intents' });
-    const send = () => raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-race-2'), idempotencyKey: 'key-race-2' });
+    test.emulator.addFault({ kind: 'latency', latencyMs: 300, method: 'POST', path: '/v1/payment_intents' });
+    const send = () => raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-race-2'), idempotencyKey: 'key-race-2' });
     const [a, b] = await Promise.all([send(), send()]);
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     const conflict = a.status === 409 ? a : b;
     expect(errorBody(conflict)).toMatchObject({ type: 'invalid_request_error', code: 'idempotency_key_in_use' });
-    expect(await paymentIntentsFor(stripe, 'order-race-2')).toHaveLength(1);
+    expect(await paymentIntentsFor(test.stripe, 'order-race-2')).toHaveLength(1);
   });
 });
 
 describe('keys', () => {
   it('accepts 255 characters and rejects 256 with a 400 that is not saved', async () => {
     const longest = 'k'.repeat(255);
-    expect((await stripe.paymentIntents.create(chargeParams('order-k1'), { idempotencyKey: longest })).status).toBe('succeeded');
-    const tooLong = await rejection(stripe.paymentIntents.create(chargeParams('order-k2'), { idempotencyKey: 'k'.repeat(256) }));
+    expect((await test.stripe.paymentIntents.create(chargeParams('order-k1'), { idempotencyKey: longest })).status).toBe('succeeded');
+    const tooLong = await rejection(test.stripe.paymentIntents.create(chargeParams('order-k2'), { idempotencyKey: 'k'.repeat(256) }));
     expect(tooLong).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(tooLong).toMatchObject({ statusCode: 400 });
-    expect(await paymentIntentsFor(stripe, 'order-k2')).toHaveLength(0);
+    expect(await paymentIntentsFor(test.stripe, 'order-k2')).toHaveLength(0);
   });
 
   it('are ignored on GET', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-k3'), { idempotencyKey: 'key-k3' });
-    const first = await raw(emulator, 'GET', `/v1/payment_intents/${intent.id}`, { idempotencyKey: 'key-k3' });
-    const second = await raw(emulator, 'GET', `/v1/payment_intents/${intent.id}`, { idempotencyKey: 'key-k3' });
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-k3'), { idempotencyKey: 'key-k3' });
+    const first = await raw(test.emulator, 'GET', `/v1/payment_intents/${intent.id}`, { idempotencyKey: 'key-k3' });
+    const second = await raw(test.emulator, 'GET', `/v1/payment_intents/${intent.id}`, { idempotencyKey: 'key-k3' });
     for (const response of [first, second]) {
       expect(response.status).toBe(200);
       expect(response.headers.get('idempotent-replayed')).toBeNull();
     }
-    expect(emulator.counters()).toMatchObject({ replays: 0, conflicts: 0 });
+    expect(test.emulator.counters()).toMatchObject({ replays: 0, conflicts: 0 });
   });
 
   it('generated by the SDK itself (stripe-node-retry-...) behave the same way', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-k4'));
-    const saved = emulator.state().accounts[0]?.idempotencyKeys.map((entry) => entry.key) ?? [];
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-k4'));
+    const saved = test.emulator.state().accounts[0]?.idempotencyKeys.map((entry) => entry.key) ?? [];
     expect(saved).toHaveLength(1);
     const key = saved[0] ?? '';
     expect(key).toMatch(/^stripe-node-retry-[0-9a-f-]{36}$/);
     expect(intent.lastResponse.idempotencyKey).toBe(key);
-    const replay = await raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-k4'), idempotencyKey: key });
+    const replay = await raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-k4'), idempotencyKey: key });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect((replay.json as { id: string }).id).toBe(intent.id);
-    const mismatch = await raw(emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-k5'), idempotencyKey: key });
+    const mismatch = await raw(test.emulator, 'POST', '/v1/payment_intents', { params: chargeBody('order-k5'), idempotencyKey: key });
     expect(errorBody(mismatch)).toMatchObject({ type: 'idempotency_error' });
   });
 });
 
 describe('retention', () => {
   it('forgets a key once the retention has passed on the emulator clock, and a new request runs', async () => {
-    const first = await stripe.paymentIntents.create(chargeParams('order-t1'), { idempotencyKey: 'key-t1' });
-    emulator.advanceClock(DAY_MS - 10_000);
-    const stillRemembered = await stripe.paymentIntents.create(chargeParams('order-t1'), { idempotencyKey: 'key-t1' });
+    const first = await test.stripe.paymentIntents.create(chargeParams('order-t1'), { idempotencyKey: 'key-t1' });
+    test.emulator.advanceClock(DAY_MS - 10_000);
+    const stillRemembered = await test.stripe.paymentIntents.create(chargeParams('order-t1'), { idempotencyKey: 'key-t1' });
     expect(stillRemembered.id).toBe(first.id);
 
-    const advanced = await control(emulator, 'POST', '/clock/advance', { ms: 10_000 });
+    const advanced = await control(test.emulator, 'POST', '/clock/advance', { ms: 10_000 });
     expect(advanced.status).toBe(200);
     expect(advanced.body.offsetMs).toBe(DAY_MS);
-    const afterExpiry = await stripe.paymentIntents.create(chargeParams('order-t1'), { idempotencyKey: 'key-t1' });
+    const afterExpiry = await test.stripe.paymentIntents.create(chargeParams('order-t1'), { idempotencyKey: 'key-t1' });
     expect(afterExpiry.id).not.toBe(first.id);
     expect(afterExpiry.lastResponse.headers['idempotent-replayed']).toBeUndefined();
-    expect(await paymentIntentsFor(stripe, 'order-t1')).toHaveLength(2);
+    expect(await paymentIntentsFor(test.stripe, 'order-t1')).toHaveLength(2);
   });
 
   it('is configurable', async () => {

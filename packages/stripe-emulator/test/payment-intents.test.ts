@@ -1,23 +1,13 @@
+// PaymentIntents through the official SDK: create and confirm, retrieve, list and search, cancel, declines, validation.
 import Stripe from 'stripe';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startStripeEmulator, type StripeEmulator } from '../../src/stripe-emulator/index.js';
-import { chargeParams, raw, rejection, sdk } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { chargeParams, raw, rejection, useEmulator } from './helpers.js';
 
-let emulator: StripeEmulator;
-let stripe: Stripe;
-
-beforeAll(async () => {
-  emulator = await startStripeEmulator({ port: 0 });
-  stripe = sdk(emulator);
-});
-afterAll(() => emulator.close());
-beforeEach(() => {
-  emulator.reset();
-});
+const test = useEmulator();
 
 describe('creating and confirming a PaymentIntent', () => {
   it('succeeds with a latest charge that carries the amount and metadata', async () => {
-    const intent = await stripe.paymentIntents.create(
+    const intent = await test.stripe.paymentIntents.create(
       chargeParams('order-1', { description: 'Order order-1', customer: 'cus_123', amount: 4_200, currency: 'EUR' }),
     );
     expect(intent).toMatchObject({
@@ -37,7 +27,7 @@ describe('creating and confirming a PaymentIntent', () => {
     expect(intent.id).toMatch(/^pi_/);
     expect(intent.latest_charge).toMatch(/^ch_/);
 
-    const charge = await stripe.charges.retrieve(intent.latest_charge as string);
+    const charge = await test.stripe.charges.retrieve(intent.latest_charge as string);
     expect(charge).toMatchObject({
       object: 'charge',
       status: 'succeeded',
@@ -52,30 +42,30 @@ describe('creating and confirming a PaymentIntent', () => {
   });
 
   it('succeeds with pm_card_mastercard too', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-mc', { payment_method: 'pm_card_mastercard' }));
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-mc', { payment_method: 'pm_card_mastercard' }));
     expect(intent.status).toBe('succeeded');
-    const charge = await stripe.charges.retrieve(intent.latest_charge as string);
+    const charge = await test.stripe.charges.retrieve(intent.latest_charge as string);
     expect(charge.payment_method_details?.card?.brand).toBe('mastercard');
   });
 
   it('expands latest_charge on request', async () => {
-    const intent = await stripe.paymentIntents.create({ ...chargeParams('order-x'), expand: ['latest_charge'] });
+    const intent = await test.stripe.paymentIntents.create({ ...chargeParams('order-x'), expand: ['latest_charge'] });
     expect(intent.latest_charge).toMatchObject({ object: 'charge', amount: 2_500 });
   });
 
   it('without confirm waits for confirmation, and confirms later', async () => {
-    const created = await stripe.paymentIntents.create(chargeParams('order-2', { confirm: false }));
+    const created = await test.stripe.paymentIntents.create(chargeParams('order-2', { confirm: false }));
     expect(created).toMatchObject({ status: 'requires_confirmation', latest_charge: null });
-    const withoutMethod = await stripe.paymentIntents.create(chargeParams('order-2b', { confirm: false, payment_method: undefined }));
+    const withoutMethod = await test.stripe.paymentIntents.create(chargeParams('order-2b', { confirm: false, payment_method: undefined }));
     expect(withoutMethod.status).toBe('requires_payment_method');
-    const confirmed = await stripe.paymentIntents.confirm(created.id);
+    const confirmed = await test.stripe.paymentIntents.confirm(created.id);
     expect(confirmed.status).toBe('succeeded');
   });
 
   it('retrieves by id and answers 404 resource_missing for an unknown one', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-3'));
-    expect((await stripe.paymentIntents.retrieve(intent.id)).id).toBe(intent.id);
-    const error = await rejection(stripe.paymentIntents.retrieve('pi_unknown'));
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-3'));
+    expect((await test.stripe.paymentIntents.retrieve(intent.id)).id).toBe(intent.id);
+    const error = await rejection(test.stripe.paymentIntents.retrieve('pi_unknown'));
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(error).toMatchObject({ statusCode: 404, code: 'resource_missing', param: 'intent' });
   });
@@ -84,42 +74,42 @@ describe('creating and confirming a PaymentIntent', () => {
 describe('listing and searching', () => {
   it('lists newest first and pages with limit and starting_after', async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 5; i += 1) ids.push((await stripe.paymentIntents.create(chargeParams(`order-list-${i}`))).id);
+    for (let i = 0; i < 5; i += 1) ids.push((await test.stripe.paymentIntents.create(chargeParams(`order-list-${i}`))).id);
     const newestFirst = [...ids].reverse();
 
-    const first = await stripe.paymentIntents.list({ limit: 2 });
+    const first = await test.stripe.paymentIntents.list({ limit: 2 });
     expect(first.data.map((pi) => pi.id)).toEqual(newestFirst.slice(0, 2));
     expect(first.has_more).toBe(true);
-    const second = await stripe.paymentIntents.list({ limit: 2, starting_after: first.data[1]?.id });
+    const second = await test.stripe.paymentIntents.list({ limit: 2, starting_after: first.data[1]?.id });
     expect(second.data.map((pi) => pi.id)).toEqual(newestFirst.slice(2, 4));
-    const all = await stripe.paymentIntents.list({ limit: 2 }).autoPagingToArray({ limit: 100 });
+    const all = await test.stripe.paymentIntents.list({ limit: 2 }).autoPagingToArray({ limit: 100 });
     expect(all.map((pi) => pi.id)).toEqual(newestFirst);
   });
 
   it("finds a PaymentIntent by metadata['order_id'], as the saga reconciles", async () => {
-    const wanted = await stripe.paymentIntents.create(chargeParams('order-search'));
-    await stripe.paymentIntents.create(chargeParams('order-other'));
-    const found = await stripe.paymentIntents.search({ query: "metadata['order_id']:'order-search'" });
+    const wanted = await test.stripe.paymentIntents.create(chargeParams('order-search'));
+    await test.stripe.paymentIntents.create(chargeParams('order-other'));
+    const found = await test.stripe.paymentIntents.search({ query: "metadata['order_id']:'order-search'" });
     expect(found.object).toBe('search_result');
     expect(found.data.map((pi) => pi.id)).toEqual([wanted.id]);
-    const none = await stripe.paymentIntents.search({ query: "metadata['order_id']:'nobody'" });
+    const none = await test.stripe.paymentIntents.search({ query: "metadata['order_id']:'nobody'" });
     expect(none.data).toEqual([]);
-    const combined = await stripe.paymentIntents.search({
+    const combined = await test.stripe.paymentIntents.search({
       query: "metadata['order_id']:'order-search' AND status:'succeeded'",
     });
     expect(combined.data).toHaveLength(1);
   });
 
   it('pages search results with next_page', async () => {
-    for (let i = 0; i < 3; i += 1) await stripe.paymentIntents.create(chargeParams('order-many'));
-    const all = await stripe.paymentIntents
+    for (let i = 0; i < 3; i += 1) await test.stripe.paymentIntents.create(chargeParams('order-many'));
+    const all = await test.stripe.paymentIntents
       .search({ query: "metadata['order_id']:'order-many'", limit: 2 })
       .autoPagingToArray({ limit: 10 });
     expect(new Set(all.map((pi) => pi.id)).size).toBe(3);
   });
 
   it('rejects a query it cannot parse', async () => {
-    const error = await rejection(stripe.paymentIntents.search({ query: 'order = 1' }));
+    const error = await rejection(test.stripe.paymentIntents.search({ query: 'order = 1' }));
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(error).toMatchObject({ param: 'query' });
   });
@@ -127,15 +117,15 @@ describe('listing and searching', () => {
 
 describe('cancelling', () => {
   it('cancels an unconfirmed PaymentIntent', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-cancel', { confirm: false }));
-    const cancelled = await stripe.paymentIntents.cancel(intent.id, { cancellation_reason: 'abandoned' });
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-cancel', { confirm: false }));
+    const cancelled = await test.stripe.paymentIntents.cancel(intent.id, { cancellation_reason: 'abandoned' });
     expect(cancelled).toMatchObject({ status: 'canceled', cancellation_reason: 'abandoned' });
     expect(cancelled.canceled_at).toEqual(expect.any(Number));
   });
 
   it('refuses to cancel a succeeded PaymentIntent', async () => {
-    const intent = await stripe.paymentIntents.create(chargeParams('order-cancel-2'));
-    const error = await rejection(stripe.paymentIntents.cancel(intent.id));
+    const intent = await test.stripe.paymentIntents.create(chargeParams('order-cancel-2'));
+    const error = await rejection(test.stripe.paymentIntents.cancel(intent.id));
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(error).toMatchObject({ code: 'payment_intent_unexpected_state' });
     expect(error.message).toContain('status of succeeded');
@@ -155,7 +145,7 @@ describe('declines', () => {
   ] as const;
 
   it.each(cases)('%s answers 402 card_declined / %s', async (paymentMethod, declineCode, message) => {
-    const error = await rejection(stripe.paymentIntents.create(chargeParams(`order-${paymentMethod}`, { payment_method: paymentMethod })));
+    const error = await rejection(test.stripe.paymentIntents.create(chargeParams(`order-${paymentMethod}`, { payment_method: paymentMethod })));
     expect(error).toBeInstanceOf(Stripe.errors.StripeCardError);
     expect(error).toMatchObject({
       statusCode: 402,
@@ -172,17 +162,17 @@ describe('declines', () => {
     expect(cardError.charge).toMatch(/^ch_/);
 
     // The PaymentIntent exists after the decline, just as the error described it.
-    const stored = await stripe.paymentIntents.retrieve(intent?.id ?? '');
+    const stored = await test.stripe.paymentIntents.retrieve(intent?.id ?? '');
     expect(stored.status).toBe('requires_payment_method');
     expect(stored.last_payment_error?.decline_code).toBe(declineCode);
-    const failedCharge = await stripe.charges.retrieve(cardError.charge ?? '');
+    const failedCharge = await test.stripe.charges.retrieve(cardError.charge ?? '');
     expect(failedCharge).toMatchObject({ status: 'failed', paid: false, failure_code: 'card_declined' });
   });
 });
 
 describe('validation', () => {
   async function createError(params: Record<string, unknown>) {
-    return rejection(stripe.paymentIntents.create(params as unknown as Stripe.PaymentIntentCreateParams));
+    return rejection(test.stripe.paymentIntents.create(params as unknown as Stripe.PaymentIntentCreateParams));
   }
   const base = { currency: 'usd', amount: 1_000, payment_method: 'pm_card_visa' } as const;
 
@@ -227,20 +217,20 @@ describe('validation', () => {
       expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
       expect(error.message).toContain('you must provide a `return_url`');
     }
-    const withReturnUrl = await stripe.paymentIntents.create({ ...base, confirm: true, return_url: 'https://shop.example/return' });
+    const withReturnUrl = await test.stripe.paymentIntents.create({ ...base, confirm: true, return_url: 'https://shop.example/return' });
     expect(withReturnUrl.status).toBe('succeeded');
-    const withoutRedirects = await stripe.paymentIntents.create({ ...base, confirm: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
+    const withoutRedirects = await test.stripe.paymentIntents.create({ ...base, confirm: true, automatic_payment_methods: { enabled: true, allow_redirects: 'never' } });
     expect(withoutRedirects.status).toBe('succeeded');
   });
 
   it('creates nothing when validation fails', async () => {
     await createError({ ...base, amount: 100_000_000 });
     await createError({ ...base, payment_method: 'pm_card_nope' });
-    expect((await stripe.paymentIntents.list()).data).toHaveLength(0);
+    expect((await test.stripe.paymentIntents.list()).data).toHaveLength(0);
   });
 
   it('answers unknown URLs with a Stripe 404', async () => {
-    const response = await raw(emulator, 'GET', '/v1/payment_intents_typo');
+    const response = await raw(test.emulator, 'GET', '/v1/payment_intents_typo');
     expect(response.status).toBe(404);
     expect(response.json).toMatchObject({ error: { type: 'invalid_request_error' } });
   });
