@@ -1,8 +1,16 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';
-import { FailureType } from '../domain/failures.js';
+import {
+  FailureType,
+  IdempotencyConflictError,
+  NeedsReviewError,
+  PaymentAttemptExpiredError,
+  PaymentDeclinedError,
+  PaymentIncompleteError,
+  StripeInvalidRequestError,
+  type OrderPaymentError,
+} from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import {
@@ -32,7 +40,6 @@ import {
   DEFAULT_STRIPE_KEY_RETENTION_MS,
   type ActivityDeps,
 } from './deps.js';
-import { mappingFailures } from './failures.js';
 import type { AuthorizationOutcome, AuthorizePaymentInput, SettleAuthorizationInput } from './types.js';
 import { countReplay, recordSettlement } from '../platform/telemetry/activity-metrics.js';
 
@@ -109,7 +116,7 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
     const key = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.authorizationActivityId });
     const authorization = await readAuthorization(deps.db, key);
     if (authorization.stage === 'unknown') {
-      throw ApplicationFailure.nonRetryable(`no authorization recorded under key '${key}' to settle`, FailureType.NeedsReview);
+      throw new NeedsReviewError(`no authorization recorded under key '${key}' to settle`);
     }
     // Final already (an earlier attempt, or a compensation's resolution): the same answer again.
     if (authorization.stage !== 'settling') return answer(authorization, key);
@@ -163,9 +170,7 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
       case 'invalid-request':
         // A bug or a misconfiguration, not a decline: retrying sends the same request, so stop,
         // and leave the key pending so nothing claims the order was or was not authorized.
-        throw ApplicationFailure.nonRetryable(`Stripe refused the authorization request: ${classified.message}`, 'StripeInvalidRequest', {
-          code: classified.code,
-        });
+        throw new StripeInvalidRequestError(`Stripe refused the authorization request: ${classified.message}`, { code: classified.code });
       case 'retryable':
         log.warn('authorization outcome unknown; retrying under the same key', { idempotencyKey: key, reason: classified.reason });
         throw error;
@@ -203,8 +208,8 @@ export function createAuthorizationActivities(deps: ActivityDeps) {
   }
 
   return {
-    authorizePayment: (input: AuthorizePaymentInput) => mappingFailures(() => authorizePayment(input)),
-    settleAuthorization: (input: SettleAuthorizationInput) => mappingFailures(() => settleAuthorization(input)),
+    authorizePayment,
+    settleAuthorization,
   };
 }
 
@@ -269,10 +274,7 @@ export async function recordStripeAnswer(
       return recordAuthorizationFailure(deps.db, key, { failure: FailureType.PaymentIncomplete, paymentIntentId: payment.paymentIntentId, status: payment.status });
     case 'captured':
       // capture_method=manual: only the saga's capture step captures. Someone captured it by hand.
-      throw ApplicationFailure.nonRetryable(
-        `PaymentIntent ${paymentIntent.id} was captured before the saga captured it; a person must look`,
-        FailureType.NeedsReview,
-      );
+      throw new NeedsReviewError(`PaymentIntent ${paymentIntent.id} was captured before the saga captured it; a person must look`);
   }
   if (recorded.stage === 'failed' && 'fenced' in recorded.failure) {
     await releaseLateHold(deps, originalRunId, paymentIntent.id);
@@ -320,29 +322,22 @@ function answerFor(
     case 'settling':
       return { ...authorization.settling, recheckAfterMs: settings.recheckAfterMs };
     case 'failed':
-      throw authorizationFailure(authorization.failure);
+      throw authorizationFailure(authorization.failure, key);
     case 'unknown':
       throw new Error(`authorization key '${key}' has no answer yet`);
   }
 }
 
-export function authorizationFailure(stored: AuthorizationFailure): ApplicationFailure {
+/** The error a recorded authorization failure answers with, every time it is asked. */
+function authorizationFailure(stored: AuthorizationFailure, key: string): OrderPaymentError {
   switch (stored.failure) {
     case FailureType.PaymentDeclined:
-      return ApplicationFailure.nonRetryable(`card declined: ${stored.declineCode ?? stored.code}`, FailureType.PaymentDeclined, {
-        code: stored.code,
-        declineCode: stored.declineCode,
-        paymentIntentId: stored.paymentIntentId,
-      });
+      return new PaymentDeclinedError({ code: stored.code, declineCode: stored.declineCode, paymentIntentId: stored.paymentIntentId });
     case FailureType.PaymentIncomplete:
-      return ApplicationFailure.nonRetryable(
-        `payment ${stored.paymentIntentId} cannot be authorized (status ${stored.status})`,
-        FailureType.PaymentIncomplete,
-        { paymentIntentId: stored.paymentIntentId, status: stored.status },
-      );
+      return new PaymentIncompleteError(stored.paymentIntentId, stored.status, `payment ${stored.paymentIntentId} cannot be authorized (status ${stored.status})`);
     case FailureType.PaymentAttemptExpired:
-      return ApplicationFailure.nonRetryable(stored.reason, FailureType.PaymentAttemptExpired);
+      return new PaymentAttemptExpiredError(stored.reason);
     case FailureType.IdempotencyConflict:
-      return ApplicationFailure.nonRetryable(stored.message, FailureType.IdempotencyConflict);
+      return new IdempotencyConflictError('stripe', key, stored.message);
   }
 }

@@ -1,8 +1,14 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';
-import { FailureType } from '../domain/failures.js';
+import {
+  AuthorizationExpiredError,
+  FailureType,
+  IdempotencyConflictError,
+  OrderNotConfirmableError,
+  StripeInvalidRequestError,
+  type OrderPaymentError,
+} from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';
 import {
   captureRequest,
@@ -19,7 +25,6 @@ import {
 import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
 import type { CapturePaymentInput } from './types.js';
 import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
@@ -102,14 +107,13 @@ export function createCapturePayment(deps: ActivityDeps) {
           ? recordExpiredHold(deps.db, key, now.id, 'Stripe let the authorization lapse before it was captured')
           : fenceCapture(deps.db, key, `the hold was released (${payment.cancellationReason ?? 'canceled'}) before it was captured`, retention);
       default:
-        throw ApplicationFailure.nonRetryable(
+        throw new StripeInvalidRequestError(
           `Stripe refused to capture ${now.id} (status ${now.status}): ${classified.kind === 'declined' ? classified.code : classified.message}`,
-          'StripeInvalidRequest',
         );
     }
   }
 
-  return { capturePayment: (input: CapturePaymentInput) => mappingFailures(() => capturePayment(input)) };
+  return { capturePayment: capturePayment };
 }
 
 function answer(state: CaptureState, key: string): Capture {
@@ -117,21 +121,20 @@ function answer(state: CaptureState, key: string): Capture {
     case 'captured':
       return state.capture;
     case 'failed':
-      throw captureFailure(state.failure);
+      throw captureFailure(state.failure, key);
     case 'unknown':
       throw new Error(`capture key '${key}' has no answer yet`);
   }
 }
 
-function captureFailure(stored: CaptureFailure): ApplicationFailure {
+/** The error a recorded capture failure answers with, every time it is asked. */
+function captureFailure(stored: CaptureFailure, key: string): OrderPaymentError {
   switch (stored.failure) {
     case FailureType.AuthorizationExpired:
-      return ApplicationFailure.nonRetryable(`hold ${stored.paymentIntentId} expired: ${stored.reason}`, FailureType.AuthorizationExpired, {
-        paymentIntentId: stored.paymentIntentId,
-      });
+      return new AuthorizationExpiredError(stored.paymentIntentId, stored.reason);
     case FailureType.OrderNotConfirmable:
-      return ApplicationFailure.nonRetryable(stored.reason, FailureType.OrderNotConfirmable);
+      return new OrderNotConfirmableError(stored.reason);
     case FailureType.IdempotencyConflict:
-      return ApplicationFailure.nonRetryable(stored.message, FailureType.IdempotencyConflict);
+      return new IdempotencyConflictError('stripe', key, stored.message);
   }
 }

@@ -1,53 +1,35 @@
+// Maps what an activity body throws to what Temporal records: the domain's final errors become
+// non-retryable ApplicationFailures of their type; anything else is retried.
 import { ApplicationFailure } from '@temporalio/common';
 import { DatabaseError } from 'pg';
-import { FailureType } from '../domain/failures.js';
-import { IdempotencyConflictError } from '../money/idempotency/idempotency-conflict-error.js';
-import { AllocationReleasedError, OutOfStockError } from '../orders/stock.js';
-import { LedgerDuplicateError } from '../money/ledger/ledger-duplicate-error.js';
-import { OrderAlreadyChargedError } from '../orders/orders.js';
+import { OrderPaymentError, UniquenessGuardError } from '../domain/failures.js';
 
 const UNIQUE_VIOLATION = '23505';
 
 /**
  * Turns the domain's final errors into non-retryable ApplicationFailures the workflow branches
- * on. Anything else is rethrown unchanged and retried by the activity's retry policy: a lost
- * connection or a terminated backend heals on the next attempt.
+ * on, carrying their details and category (BENIGN for declines and out-of-stock). Anything else
+ * is rethrown unchanged and retried by the activity's retry policy: a lost connection or a
+ * terminated backend heals on the next attempt.
  */
 export function toActivityFailure(error: unknown): unknown {
-  if (error instanceof IdempotencyConflictError) {
-    return ApplicationFailure.nonRetryable(error.message, FailureType.IdempotencyConflict, {
-      scope: error.scope,
-      key: error.key,
-    });
-  }
-  if (error instanceof LedgerDuplicateError) {
-    return ApplicationFailure.nonRetryable(error.message, FailureType.IdempotencyConflict, {
-      scope: 'ledger',
-      key: error.key,
-      guard: error.guard,
-      existingKey: error.existingKey,
-    });
-  }
-  if (error instanceof OutOfStockError) {
-    return ApplicationFailure.nonRetryable(error.message, FailureType.OutOfStock, {
-      sku: error.sku,
-      requested: error.requested,
-    });
-  }
-  if (error instanceof AllocationReleasedError) {
-    return ApplicationFailure.nonRetryable(error.message, FailureType.OrderNotConfirmable, { key: error.key });
-  }
-  if (error instanceof OrderAlreadyChargedError) {
-    return ApplicationFailure.nonRetryable(error.message, FailureType.OrderAlreadyCharged, { orderId: error.orderId });
-  }
-  // Any other uniqueness guard that held: retrying would hit it again.
-  if (error instanceof DatabaseError && error.code === UNIQUE_VIOLATION) {
-    return ApplicationFailure.nonRetryable(
-      `uniqueness guard '${error.constraint ?? 'unknown'}' refused a duplicate: ${error.detail ?? error.message}`,
-      FailureType.IdempotencyConflict,
-    );
-  }
-  return error;
+  const final = error instanceof OrderPaymentError ? error : uniquenessGuardOf(error);
+  return final ? ApplicationFailure.create({ message: final.message, type: final.type, nonRetryable: true, details: final.details && [final.details], category: final.category }) : error;
+}
+
+/** A uniqueness constraint that held where no domain error names it: retrying would meet it again. */
+function uniquenessGuardOf(error: unknown): UniquenessGuardError | null {
+  if (!(error instanceof DatabaseError) || error.code !== UNIQUE_VIOLATION) return null;
+  return new UniquenessGuardError(error.constraint ?? 'unknown', error.detail ?? error.message);
+}
+
+/**
+ * The same activities, each mapping its final errors for Temporal (createActivities applies it
+ * to all of them).
+ */
+export function mappingEveryFailure<Activities extends Record<string, (...args: never[]) => Promise<unknown>>>(activities: Activities): Activities {
+  const mapped = Object.entries(activities).map(([name, activity]) => [name, (...args: never[]) => mappingFailures(() => activity(...args))]);
+  return Object.fromEntries(mapped) as Activities;
 }
 
 /** Runs an activity body, mapping its final errors for Temporal. */

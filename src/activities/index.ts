@@ -1,3 +1,4 @@
+// Builds every activity the worker registers, from the downstreams handed in (createActivities).
 import { createRetentionActivities } from '../operations/retention/activities.js';
 import { createAuthorizationActivities } from './authorization.js';
 import { createCapturePayment } from './capture-payment.js';
@@ -11,15 +12,17 @@ import { createOrderActivities } from './orders.js';
 import { createRefundCapture } from './refund-capture.js';
 import { createStockActivities } from './stock.js';
 import { createVoidAuthorization } from './void-authorization.js';
+import { mappingEveryFailure } from './failures.js';
 
 export type { ActivityDeps } from './deps.js';
 
 /**
  * Builds the saga's activities over their downstreams. The worker hands in the real Stripe
- * client and pg pool; tests hand in the same kinds of clients pointed at test servers.
+ * client and pg pool; tests hand in the same kinds of clients pointed at test servers. Every
+ * activity's final errors are mapped for Temporal here, once, so no activity can forget to.
  */
 export function createActivities(deps: ActivityDeps) {
-  return {
+  return mappingEveryFailure({
     ...createOrderActivities(deps),
     ...createStockActivities(deps),
     ...createAuthorizationActivities(deps),
@@ -30,7 +33,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createChargeFirstActivities(deps),
     // The scheduled jobs' (src/workflows/scheduled-jobs.ts): the reaper and the reconciliation.
     ...createRetentionActivities(deps),
-  };
+  });
 }
 
 /**

@@ -1,19 +1,17 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { withTransaction } from '../platform/db/transaction.js';
-import { FailureType } from '../domain/failures.js';
+import { OrderNotConfirmableError } from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';
 import { FAILED_ORDER_STATUSES } from '../messaging/order-event.js';
 import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
 import { announceOrderFailed } from '../messaging/outbox/order-events.js';
 import type { ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
 import type { OrderStatusChangeResult, RecordOrderInput, SetOrderStatusInput } from './types.js';
 
 export function createOrderActivities(deps: ActivityDeps) {
   return {
     /** Records the order before any money moves; the same order ID with another payload is refused. */
     async recordOrder(input: RecordOrderInput): Promise<void> {
-      await mappingFailures(() => recordOrder(deps.db, input.order, input.workflowId));
+      await recordOrder(deps.db, input.order, input.workflowId);
       failpoint('record-order.after-commit');
     },
     /**
@@ -27,11 +25,7 @@ export function createOrderActivities(deps: ActivityDeps) {
         return;
       }
       const current = await orderStatus(deps.db, input.orderId);
-      throw ApplicationFailure.nonRetryable(
-        `order ${input.orderId} cannot be confirmed from status '${current ?? 'unknown'}'`,
-        FailureType.OrderNotConfirmable,
-        { status: current },
-      );
+      throw new OrderNotConfirmableError(`order ${input.orderId} cannot be confirmed from status '${current ?? 'unknown'}'`, { status: current });
     },
     /**
      * Moves the order to a compensation or terminal status, with the reason a person will read.

@@ -1,8 +1,7 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';
-import { FailureType } from '../domain/failures.js';
+import { NeedsReviewError } from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import {
@@ -20,7 +19,6 @@ import {
 import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
 import type { RefundCaptureInput, RefundCaptureResult } from './types.js';
 import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
@@ -109,12 +107,9 @@ export function createRefundCapture(deps: ActivityDeps) {
       const refunds = await deps.stripe.refunds.list({ payment_intent: capture.paymentIntentId, limit: 100 });
       const ours = refunds.data.find((refund) => refund.metadata?.run_id === input.originalRunId && refund.metadata.activity_id === ActivityId.refundCapture);
       if (ours) return ours;
-      throw ApplicationFailure.nonRetryable(
-        `refund of ${capture.paymentIntentId} refused by Stripe: ${classified.kind === 'declined' ? classified.code : classified.message}`,
-        FailureType.NeedsReview,
-      );
+      throw new NeedsReviewError(`refund of ${capture.paymentIntentId} refused by Stripe: ${classified.kind === 'declined' ? classified.code : classified.message}`);
     }
   }
 
-  return { refundCapture: (input: RefundCaptureInput) => mappingFailures(() => refundCapture(input)) };
+  return { refundCapture: refundCapture };
 }

@@ -6,20 +6,17 @@ import { orderLine, setOrderStatus } from '../orders/orders.js';
 import { currentActivityKey } from './activity-key.js';
 import type { AllocateStockInput } from './charge-first/types.js';
 import type { ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
 import type { ReleaseStockInput, ReserveStockInput } from './types.js';
 
 export function createStockActivities(deps: ActivityDeps) {
   /** Takes the order's units from stock once, and moves the order on; too little stock is a final OutOfStock. */
   async function takeStock(input: ReserveStockInput, status: 'reserved' | 'allocated'): Promise<{ replayed: boolean }> {
     const key = currentActivityKey(input.originalRunId);
-    return mappingFailures(() =>
-      withTransaction(deps.db, async (client) => {
-        const taken = await allocateStock(client, { idempotencyKey: key, orderId: input.orderId, sku: input.sku, quantity: input.quantity });
-        await setOrderStatus(client, input.orderId, { status });
-        return taken;
-      }),
-    );
+    return withTransaction(deps.db, async (client) => {
+      const taken = await allocateStock(client, { idempotencyKey: key, orderId: input.orderId, sku: input.sku, quantity: input.quantity });
+      await setOrderStatus(client, input.orderId, { status });
+      return taken;
+    });
   }
 
   /**

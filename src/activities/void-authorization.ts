@@ -1,7 +1,6 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { FailureType } from '../domain/failures.js';
+import { NeedsReviewError } from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import { fenceAuthorization, readAuthorization, readCapture, readVoid, recordVoid, registerVoid, stripePaymentOf, type Authorization } from '../money/payments/payment-protocol.js';
@@ -9,7 +8,6 @@ import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
 import { findAuthorizationAtStripe, recordStripeAnswer } from './authorization.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
 import type { VoidAuthorizationInput, VoidResult } from './types.js';
 import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
@@ -113,11 +111,11 @@ export function createVoidAuthorization(deps: ActivityDeps) {
       case 'incomplete':
         return { paymentIntentId, outcome: 'nothing-held', resolvedBy };
       case 'held':
-        throw ApplicationFailure.nonRetryable(`Stripe refused to void the hold ${paymentIntentId}`, FailureType.NeedsReview);
+        throw new NeedsReviewError(`Stripe refused to void the hold ${paymentIntentId}`);
     }
   }
 
-  return { voidAuthorization: (input: VoidAuthorizationInput) => mappingFailures(() => voidAuthorization(input)) };
+  return { voidAuthorization: voidAuthorization };
 }
 
 function authorizationKey(input: VoidAuthorizationInput): string {

@@ -1,23 +1,10 @@
+// The orders table: records an order once per ID (I7), claims its one charge, and moves its
+// status forward only (a late attempt or a reset run cannot move it back).
 import type { Queryable } from '../platform/db/queryable.js';
 import type { OrderInput } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-result.js';
-import { IdempotencyConflictError } from '../money/idempotency/idempotency-conflict-error.js';
+import { IdempotencyConflictError, OrderAlreadyChargedError, UnknownOrderError } from '../domain/failures.js';
 import { requestHash } from '../money/idempotency/request-hash.js';
-
-/** The order's charge was claimed under another key; charging again would be a second charge. */
-export class OrderAlreadyChargedError extends Error {
-  override readonly name = 'OrderAlreadyChargedError';
-  constructor(readonly orderId: string) {
-    super(`order '${orderId}' already has a charge under another idempotency key; refusing to charge it again`);
-  }
-}
-
-export class UnknownOrderError extends Error {
-  override readonly name = 'UnknownOrderError';
-  constructor(readonly orderId: string) {
-    super(`order '${orderId}' is not recorded`);
-  }
-}
 
 function orderHash(order: OrderInput): string {
   return requestHash({

@@ -1,26 +1,9 @@
+// Stock and its allocations: reserves a SKU's quantity once per key and releases it once, so a
+// retried reservation or release changes the count at most once.
 import type { PoolClient } from 'pg';
 import type { Queryable } from '../platform/db/queryable.js';
-import { IdempotencyConflictError } from '../money/idempotency/idempotency-conflict-error.js';
+import { AllocationReleasedError, IdempotencyConflictError, OutOfStockError } from '../domain/failures.js';
 import { requestHash } from '../money/idempotency/request-hash.js';
-
-export class OutOfStockError extends Error {
-  override readonly name = 'OutOfStockError';
-  constructor(
-    readonly sku: string,
-    readonly requested: number,
-    readonly known: boolean,
-  ) {
-    super(known ? `not enough stock of '${sku}' for ${requested}` : `unknown SKU '${sku}'`);
-  }
-}
-
-/** The allocation under this key was made and later released: it cannot be replayed as held. */
-export class AllocationReleasedError extends Error {
-  override readonly name = 'AllocationReleasedError';
-  constructor(readonly key: string) {
-    super(`allocation '${key}' was released by a compensation; it cannot be held again under the same key`);
-  }
-}
 
 export interface Allocation {
   idempotencyKey: string;

@@ -3,8 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';
-import { IdempotencyConflictError } from '../../src/money/idempotency/idempotency-conflict-error.js';
-import { LedgerDuplicateError } from '../../src/money/ledger/ledger-duplicate-error.js';
+import { IdempotencyConflictError, LedgerDuplicateError } from '../../src/domain/failures.js';
 import { postLedgerTransaction, type LedgerEntry } from '../../src/money/ledger/ledger.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

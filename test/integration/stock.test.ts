@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';
-import { AllocationReleasedError, allocateStock, OutOfStockError, releaseStock, setStock } from '../../src/orders/stock.js';
+import { AllocationReleasedError, OutOfStockError } from '../../src/domain/failures.js';
+import { allocateStock, releaseStock, setStock } from '../../src/orders/stock.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 

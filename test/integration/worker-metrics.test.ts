@@ -136,6 +136,33 @@ describe('the worker serves Prometheus metrics on 127.0.0.1:WORKER_METRICS_PORT/
     }, { timeout: 10_000, interval: 200 });
   });
 
+  it('a decline and an out-of-stock order are business outcomes: counted by outcome, never as activity failures or warnings', async () => {
+    const before = await metrics();
+    const failedAttempts = (text: string, activity: string) => sampleSum(text, 'temporal_activity_execution_failed', { activity_type: activity });
+    const declined = await harness.newOrder({ paymentMethod: 'pm_card_visa_chargeDeclinedInsufficientFunds' });
+    const unfillable = await harness.newOrder({ quantity: 11 });
+    orderIds.push(declined.orderId, unfillable.orderId);
+    expect((await (await harness.start(declined)).handle.result()).status).toBe('declined');
+    expect((await (await harness.start(unfillable)).handle.result()).status).toBe('compensated');
+
+    await vi.waitFor(async () => {
+      const after = await metrics();
+      expect(sampleSum(after, SagaMetric.orders, { outcome: 'declined' }) - sampleSum(before, SagaMetric.orders, { outcome: 'declined' })).toBe(1);
+      expect(sampleSum(after, SagaMetric.orders, { outcome: 'compensated' }) - sampleSum(before, SagaMetric.orders, { outcome: 'compensated' })).toBe(1);
+    }, { timeout: 10_000, interval: 200 });
+    const after = await metrics();
+    // BENIGN: the SDK leaves them out of its failure counter and logs them at DEBUG, below the worker's level.
+    expect(failedAttempts(after, 'authorizePayment')).toBe(failedAttempts(before, 'authorizePayment'));
+    expect(failedAttempts(after, 'reserveStock')).toBe(failedAttempts(before, 'reserveStock'));
+    const warnings = worker
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('"msg":"Activity failed"') && (line.includes(declined.orderId) || line.includes(unfillable.orderId) || /authorizePayment|reserveStock/.test(line)));
+    expect(warnings).toEqual([]);
+    // The counter is live: the capture attempts Stripe failed with a 500 earlier in this file were counted.
+    expect(failedAttempts(after, 'capturePayment')).toBeGreaterThanOrEqual(2);
+  });
+
   it('no metric carries an order ID, a customer, a payment method or an email', async () => {
     const text = await metrics();
     for (const orderId of orderIds) expect(text).not.toContain(orderId);

@@ -1,8 +1,15 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { FailureType } from '../../domain/failures.js';
+import {
+  ChargeAttemptExpiredError,
+  FailureType,
+  IdempotencyConflictError,
+  PaymentDeclinedError,
+  PaymentIncompleteError,
+  StripeInvalidRequestError,
+  type OrderPaymentError,
+} from '../../domain/failures.js';
 import type { OrderInput } from '../../domain/order-input.js';
 import { failpoint } from '../../platform/failpoint.js';
 import {
@@ -22,7 +29,6 @@ import { announceOrderFailed, announceOrderPaid } from '../../messaging/outbox/o
 import { classifyStripeError } from '../../money/stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../../money/stripe/order-search.js';
 import { currentActivityKey } from '../activity-key.js';
-import { mappingFailures } from '../failures.js';
 import {
   DEFAULT_KEY_RETENTION_MS,
   DEFAULT_SETTLEMENT_RECHECK_MS,
@@ -67,9 +73,7 @@ export function createChargePayment(deps: ActivityDeps) {
 
   const recheckAfterMs = deps.settlementRecheckMs ?? DEFAULT_SETTLEMENT_RECHECK_MS;
 
-  return function chargePayment(input: ChargePaymentInput): Promise<ChargeOutcome> {
-    return mappingFailures(() => charge(input));
-  };
+  return charge;
 
   async function charge(input: ChargePaymentInput): Promise<ChargeOutcome> {
     const { order } = input;
@@ -124,7 +128,7 @@ export function createChargePayment(deps: ActivityDeps) {
         status: paymentIntent.status,
       };
       await withTransaction(deps.db, (client) => finishKey(client, SCOPE, key, 'failed', failure));
-      throw failureFor(failure);
+      throw failureFor(failure, key);
     }
 
     // Phase 3: the outcome and the books, together or not at all.
@@ -217,18 +221,18 @@ async function handleStripeError(deps: ActivityDeps, order: OrderInput, key: str
         paymentIntentId: classified.paymentIntentId,
       };
       const stored = await recordDecline(deps, order.orderId, key, failure);
-      if ('failure' in stored) throw failureFor(stored);
+      if ('failure' in stored) throw failureFor(stored, key);
       throw new Error(`charge key '${key}' holds an outcome although Stripe declined the charge`);
     }
     case 'idempotency-conflict': {
       const failure: ChargeFailure = { failure: FailureType.IdempotencyConflict, message: classified.message };
       await withTransaction(deps.db, (client) => finishKey(client, SCOPE, key, 'failed', failure));
-      throw failureFor(failure);
+      throw failureFor(failure, key);
     }
     case 'invalid-request':
       // A bug or a misconfiguration, not a decline: retrying sends the same request, so stop,
       // and leave the key pending so nothing claims the order was or was not charged.
-      throw ApplicationFailure.nonRetryable(`Stripe refused the charge request: ${classified.message}`, 'StripeInvalidRequest', {
+      throw new StripeInvalidRequestError(`Stripe refused the charge request: ${classified.message}`, {
         code: classified.code,
       });
     case 'retryable':
@@ -337,27 +341,24 @@ export function answerFromRecord(record: KeyRecord<StoredCharge>, key: string, r
   if (record.state === 'processing' && stored && !('failure' in stored) && isSettling(stored.status)) {
     return { ...(stored as SettlingCharge), recheckAfterMs };
   }
-  if (record.state === 'failed' && stored && 'failure' in stored) throw failureFor(stored);
+  if (record.state === 'failed' && stored && 'failure' in stored) throw failureFor(stored, key);
   throw new Error(`charge key '${key}' is ${record.state} with no usable result`);
 }
 
-export function failureFor(stored: ChargeFailure): ApplicationFailure {
+/** The error a recorded charge failure answers with, every time it is asked. */
+export function failureFor(stored: ChargeFailure, key: string): OrderPaymentError {
   switch (stored.failure) {
     case FailureType.PaymentDeclined:
-      return ApplicationFailure.nonRetryable(
-        `card declined: ${stored.declineCode ?? stored.code}`,
-        FailureType.PaymentDeclined,
-        { code: stored.code, declineCode: stored.declineCode, paymentIntentId: stored.paymentIntentId },
-      );
+      return new PaymentDeclinedError({ code: stored.code, declineCode: stored.declineCode, paymentIntentId: stored.paymentIntentId });
     case FailureType.PaymentIncomplete:
-      return ApplicationFailure.nonRetryable(
+      return new PaymentIncompleteError(
+        stored.paymentIntentId,
+        stored.status,
         `payment ${stored.paymentIntentId} did not complete synchronously (status ${stored.status})`,
-        FailureType.PaymentIncomplete,
-        { paymentIntentId: stored.paymentIntentId, status: stored.status },
       );
     case FailureType.ChargeAttemptExpired:
-      return ApplicationFailure.nonRetryable(stored.reason, FailureType.ChargeAttemptExpired);
+      return new ChargeAttemptExpiredError(stored.reason);
     case FailureType.IdempotencyConflict:
-      return ApplicationFailure.nonRetryable(stored.message, FailureType.IdempotencyConflict);
+      return new IdempotencyConflictError('stripe', key, stored.message);
   }
 }

@@ -4,7 +4,6 @@ import { postLedgerTransaction } from '../../money/ledger/ledger.js';
 import { announceOrderRefunded } from '../../messaging/outbox/order-events.js';
 import { currentActivityKey } from '../activity-key.js';
 import type { ActivityDeps } from '../deps.js';
-import { mappingFailures } from '../failures.js';
 import type { RecordRefundInput } from './types.js';
 
 /**
@@ -16,8 +15,7 @@ export function createRecordRefund(deps: ActivityDeps) {
     const { refund } = input;
     if (refund.refundId === null || refund.currency === null) return { transactionId: null };
     const key = currentActivityKey(input.originalRunId);
-    const posted = await mappingFailures(() =>
-      withTransaction(deps.db, async (client) => {
+    const posted = await withTransaction(deps.db, async (client) => {
         const transaction = await postLedgerTransaction(client, {
           orderId: input.orderId,
           kind: 'refund',
@@ -34,8 +32,7 @@ export function createRecordRefund(deps: ActivityDeps) {
           paymentIntentId: refund.paymentIntentId,
         });
         return transaction;
-      }),
-    );
+      });
     failpoint('record-refund.after-ledger');
     return { transactionId: posted.transactionId };
   };

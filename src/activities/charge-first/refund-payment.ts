@@ -1,9 +1,8 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { ChargeFirstActivityId } from '../../domain/activity-ids.js';
-import { FailureType } from '../../domain/failures.js';
+import { FailureType, NeedsReviewError } from '../../domain/failures.js';
 import { failpoint } from '../../platform/failpoint.js';
 import { fenceKey, finishKey, readKey, registerKey } from '../../money/idempotency/activity-idempotency-store.js';
 import { deriveIdempotencyKey } from '../../money/idempotency/idempotency-key.js';
@@ -12,7 +11,6 @@ import { setOrderStatus } from '../../orders/orders.js';
 import { classifyStripeError } from '../../money/stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../../money/stripe/order-search.js';
 import { currentActivityKey } from '../activity-key.js';
-import { mappingFailures } from '../failures.js';
 import { settleCharge } from './settle-payment.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from '../deps.js';
 import type { ChargeResult, RefundPaymentInput, RefundResult } from './types.js';
@@ -37,9 +35,7 @@ type ResolvedCharge =
 export function createRefundPayment(deps: ActivityDeps) {
   const keyRetentionMs = deps.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS;
 
-  return function refundPayment(input: RefundPaymentInput): Promise<RefundResult> {
-    return mappingFailures(() => refundOnce(input));
-  };
+  return refundOnce;
 
   async function refundOnce(input: RefundPaymentInput): Promise<RefundResult> {
     const refundKey = currentActivityKey(input.originalRunId);
@@ -203,10 +199,7 @@ async function createRefund(
     // it in the Dashboard): adopt our own refund if Stripe has it, otherwise a person decides.
     const adopted = await findOwnRefund(stripe, request.payment_intent, input);
     if (adopted) return adopted;
-    throw ApplicationFailure.nonRetryable(
-      `refund of ${request.payment_intent} refused by Stripe: ${classified.kind === 'declined' ? classified.code : classified.message}`,
-      FailureType.NeedsReview,
-    );
+    throw new NeedsReviewError(`refund of ${request.payment_intent} refused by Stripe: ${classified.kind === 'declined' ? classified.code : classified.message}`);
   }
 }
 

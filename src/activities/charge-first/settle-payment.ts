@@ -1,7 +1,6 @@
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { FailureType } from '../../domain/failures.js';
+import { FailureType, NeedsReviewError } from '../../domain/failures.js';
 import { readKey } from '../../money/idempotency/activity-idempotency-store.js';
 import { deriveIdempotencyKey } from '../../money/idempotency/idempotency-key.js';
 import { classifyStripeError } from '../../money/stripe/error-classification.js';
@@ -22,7 +21,6 @@ import {
   DEFAULT_SETTLEMENT_RECHECK_MS,
   type ActivityDeps,
 } from '../deps.js';
-import { mappingFailures } from '../failures.js';
 import type { ChargeOutcome, ChargeResult, SettlePaymentInput } from './types.js';
 
 /** Where a settling payment stands once Stripe was asked, and what was recorded for it. */
@@ -54,15 +52,13 @@ export function createSettlePayment(deps: ActivityDeps) {
     requires_action: deps.authenticationDeadlineMs ?? DEFAULT_AUTHENTICATION_DEADLINE_MS,
   };
 
-  return function settlePayment(input: SettlePaymentInput): Promise<ChargeOutcome> {
-    return mappingFailures(() => settle(input));
-  };
+  return settle;
 
   async function settle(input: SettlePaymentInput): Promise<ChargeOutcome> {
     const chargeKey = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.chargeActivityId });
     const record = await readKey<StoredCharge>(deps.db, CHARGE_SCOPE, chargeKey);
     if (!record) {
-      throw ApplicationFailure.nonRetryable(`no charge recorded under key '${chargeKey}' to settle`, FailureType.NeedsReview);
+      throw new NeedsReviewError(`no charge recorded under key '${chargeKey}' to settle`);
     }
     // Final already (an earlier attempt, or the refund's resolution): the same answer again.
     if (record.state !== 'processing') return answerFromRecord(record, chargeKey, recheckAfterMs);
@@ -87,7 +83,7 @@ export function createSettlePayment(deps: ActivityDeps) {
       case 'succeeded':
         return settlement.result;
       case 'failed':
-        if ('failure' in settlement.stored) throw failureFor(settlement.stored);
+        if ('failure' in settlement.stored) throw failureFor(settlement.stored, chargeKey);
         return answerFromRecord({ ...record, state: 'completed', result: settlement.stored }, chargeKey, recheckAfterMs);
       case 'settling':
         return {

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import { deleteInBatches } from '../../platform/db/batches.js';
 import type { Queryable } from '../../platform/db/queryable.js';
-import { IdempotencyConflictError } from './idempotency-conflict-error.js';
+import { IdempotencyConflictError } from '../../domain/failures.js';
 
 /**
  * Operations whose keys live in `activity_idempotency`. A key is scoped by its operation.

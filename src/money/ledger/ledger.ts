@@ -1,8 +1,7 @@
 import type { PoolClient } from 'pg';
-import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
+import { IdempotencyConflictError, LedgerDuplicateError } from '../../domain/failures.js';
 import { requestHash } from '../idempotency/request-hash.js';
 import { LedgerAccount } from './accounts.js';
-import { LedgerDuplicateError } from './ledger-duplicate-error.js';
 
 export type LedgerKind = 'charge' | 'refund';
 
