@@ -1,3 +1,5 @@
+// The saga's frozen charge-first shape (charge, allocate, confirm), kept so executions started
+// before the hold-then-capture change replay and finish on it.
 import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, patched, proxyActivities } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { ChargeOutcome, ChargeResult, PendingCharge } from '../activities/charge-first/types.js';

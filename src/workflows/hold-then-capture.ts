@@ -1,3 +1,5 @@
+// The saga's current shape, hold then capture: its forward steps, their compensations and the
+// payment's settlement, each role proxied with only its own activities and options.
 import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { AuthorizationOutcome, Capture, HeldPayment, PendingAuthorization, VoidAuthorizationInput } from '../activities/types.js';

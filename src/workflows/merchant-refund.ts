@@ -1,3 +1,5 @@
+// The merchant refund's workflow: one refund request of a completed order, one workflow, one
+// activity call under a key derived from this workflow's original run ID.
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { MerchantRefundResult } from '../activities/merchant-refund.js';
@@ -11,8 +13,8 @@ export interface MerchantRefundRequest {
   amount: number;
 }
 
-// A refund retries like a compensation: until it succeeds or fails for good.
-const activities = proxyActivities<OrderActivities>(COMPENSATION_ACTIVITY_OPTIONS);
+// A refund retries like a compensation: until it succeeds or fails for good. It sees its one activity only.
+const refunds = proxyActivities<Pick<OrderActivities, 'merchantRefund'>>(COMPENSATION_ACTIVITY_OPTIONS);
 
 export const MERCHANT_REFUND_WORKFLOW_PREFIX = 'order-refund-';
 
@@ -23,7 +25,7 @@ export const MERCHANT_REFUND_WORKFLOW_PREFIX = 'order-refund-';
  */
 export async function merchantRefund(request: MerchantRefundRequest): Promise<MerchantRefundResult> {
   const { workflowId, originalExecutionRunId } = workflowInfo();
-  return activities.merchantRefund.executeWithOptions(
+  return refunds.merchantRefund.executeWithOptions(
     { activityId: ActivityId.merchantRefund, summary: `Stripe + ledger: refund ${request.amount} of order ${request.orderId}` },
     [{ ...request, workflowId, originalRunId: originalExecutionRunId }],
   );
