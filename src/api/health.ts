@@ -1,3 +1,4 @@
+// The API's health check: `GET /healthz`, which says whether the database answers.
 import type { FastifyPluginAsync } from 'fastify';
 import type { Pool } from 'pg';
 import { z } from 'zod';

@@ -1,3 +1,5 @@
+// The routes' zod schemas as request validators and as the API's OpenAPI 3.1 document, served
+// at /openapi.json with human-readable docs at /docs.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';

@@ -1,3 +1,5 @@
+// Per-tenant rate limits of the orders API, counted in Redis across API processes and failing
+// open when Redis is unreachable, and their settings from the environment.
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';

@@ -1,3 +1,5 @@
+// The API's HTTP server: builds the fastify app (metrics, tracing, OpenAPI, health, the Stripe
+// webhook route and, given Temporal, the orders API with its rate limit) from its dependencies.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';

@@ -1,3 +1,5 @@
+// The API key life cycle through `npm run api -- keys` (create, list, revoke): a revoked key gets
+// 401 on its next request, other keys keep working, and each prefix names one key.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from '../../src/api/auth/api-keys.js';

@@ -1,3 +1,5 @@
+// The API's Prometheus metrics, on their own listener: idempotency outcomes, requests, and the
+// webhook endpoint's signature failures, duplicates and hand-offs.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { findFreePort } from '../../src/operations/stack/ports.js';
 import { startServiceProcess, stopServiceProcesses } from '../support/service-process.js';

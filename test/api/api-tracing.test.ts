@@ -1,3 +1,5 @@
+// Proves an API order is one trace across the api and worker processes: the request, the
+// Update-with-Start, the workflow run and its activities.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,3 +1,5 @@
+// POST /v1/orders/:id/refunds: a merchant refund happens once per Idempotency-Key, through
+// replays, lost Stripe responses and partial refunds, and only for the tenant's completed orders.
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// GET /openapi.json is a valid OpenAPI 3.1 document covering every orders route, header and status
+// code, and /docs serves it human-readable.
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';

@@ -1,3 +1,5 @@
+// The orders API's edges: bad input gets a clear 4xx and starts nothing, expired keys and their
+// tombstones answer late retries, and `npm run api -- keys create` stores only the hash.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reapApiIdempotency } from '../../src/api/idempotency/reaper.js';

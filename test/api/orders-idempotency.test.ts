@@ -1,3 +1,5 @@
+// POST /v1/orders makes one order per intent: replays, a crash between start and stored response,
+// racing requests, key reuse, and keys scoped by tenant and operation; and GET /v1/orders/:id.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey } from '../../src/api/idempotency/api-idempotency-store.js';

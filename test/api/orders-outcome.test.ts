@@ -1,3 +1,5 @@
+// POST /v1/orders answers with the payment's outcome (authorized, declined, out of stock, 3-D
+// Secure), or 202 pending past its wait budget.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';

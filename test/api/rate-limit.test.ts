@@ -1,3 +1,5 @@
+// Per-tenant rate limits shared through Redis by several API processes: 429 with Retry-After,
+// auth first, nothing stored under the key, failing open, and the settings.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';

@@ -1,3 +1,5 @@
+// Payments and refunds that settle after their request (the asynchronous test cards): the timers
+// that move each to its final state and record the events Stripe would send.
 import type Stripe from 'stripe';
 import type { Clock } from './clock.js';
 import { DEFAULT_AUTHORIZATION_WINDOW_MS, placeHold } from './holds.js';

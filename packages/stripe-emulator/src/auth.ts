@@ -1,3 +1,5 @@
+// Stripe's authentication: the secret key from a Bearer or Basic Authorization header (test keys
+// only, 401 otherwise), and keys redacted as Stripe's messages show them.
 import { invalidApiKey, missingApiKey } from './errors.js';
 
 /** Test-mode secret and restricted keys; the emulator has no live mode to protect. */

@@ -1,3 +1,5 @@
+// The Charge objects confirmations create (failed for a decline, uncaptured for a manual-capture
+// hold) and `GET /v1/charges/:id`.
 import type Stripe from 'stripe';
 import type { Endpoint, RequestContext } from './endpoint.js';
 import { resourceMissing } from './errors.js';

@@ -1,3 +1,5 @@
+// The control API under /_emulator, for tests and chaos runs: fault rules, the clock, counters,
+// state dumps, events, webhook endpoints, deliveries and timings, settling a payment now, reset.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EmulatorCore } from './emulator.js';

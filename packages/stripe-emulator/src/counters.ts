@@ -1,3 +1,5 @@
+// The emulator's counters (requests, replays, idempotency conflicts, faults fired, responses by
+// status, webhook deliveries, payment actions), read through the control API and by tests.
 export const FAULT_KINDS = [
   'drop_response',
   'fail_before_execution',

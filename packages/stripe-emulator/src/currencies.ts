@@ -1,3 +1,5 @@
+// Currency rules as Stripe applies them: the supported currencies, minimum and maximum charge
+// amounts, and amounts formatted the way Stripe's error messages write them.
 import { invalidRequest } from './errors.js';
 
 /** The presentment currencies Stripe lists for a US account (ISO 4217, lower case as the API uses them). */

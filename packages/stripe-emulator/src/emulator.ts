@@ -1,3 +1,5 @@
+// The emulator's core: one object holding all its in-memory state (accounts, idempotency keys,
+// faults, counters, clock, webhooks, settlements) and the operations on it beyond the Stripe API.
 import type Stripe from 'stripe';
 import { AsyncSettlement } from './async-settlement.js';
 import { Clock } from './clock.js';

@@ -1,3 +1,5 @@
+// The contract every emulated Stripe endpoint implements (validate in `prepare`, then execute)
+// and the per-request context it is given.
 import type { AsyncSettlement } from './async-settlement.js';
 import type { Clock } from './clock.js';
 import type { Counters } from './counters.js';

@@ -1,3 +1,5 @@
+// Stripe's error answers: the ApiError endpoints throw, its JSON envelope, and a constructor for
+// each error the emulator gives (invalid request, card decline, idempotency, auth, 404, 429, 500).
 import type Stripe from 'stripe';
 
 export type StripeErrorType =

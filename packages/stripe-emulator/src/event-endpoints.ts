@@ -1,3 +1,4 @@
+// `GET /v1/events` and `GET /v1/events/:id`: an account's recorded events, as Stripe lists them.
 import type { Endpoint } from './endpoint.js';
 import { resourceMissing } from './errors.js';
 import { paginate } from './pagination.js';

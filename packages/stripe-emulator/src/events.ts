@@ -1,3 +1,5 @@
+// Stripe's Event objects as the emulator records them: the event types it emits and each
+// account's event log, which webhook delivery listens to.
 import type Stripe from 'stripe';
 import { newId } from './ids.js';
 

@@ -1,3 +1,6 @@
+// Fault injection: the rule kinds (dropped responses, failures before or during execution,
+// latency, duplicated, reordered or delayed webhooks), what each matches, and when it fires
+// (a count, or a seeded probability so a run can be replayed).
 import { z } from 'zod';
 import type { FaultKind } from './counters.js';
 import { seededRandom } from './seeded-random.js';

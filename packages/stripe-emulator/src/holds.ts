@@ -1,3 +1,5 @@
+// Manual-capture holds on a PaymentIntent: placing one, releasing it, and letting it lapse at its
+// charge's `capture_before` on the emulator's clock.
 import type Stripe from 'stripe';
 import type { AccountState } from './store.js';
 

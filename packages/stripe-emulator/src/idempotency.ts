@@ -1,3 +1,5 @@
+// Stripe's idempotency keys, per account: a key reserved while its request executes, its first
+// answer kept for replay, reuse on another endpoint or with other parameters detected, and expiry.
 import type { Clock } from './clock.js';
 
 export const DEFAULT_RETENTION_MS = 24 * 60 * 60 * 1000;

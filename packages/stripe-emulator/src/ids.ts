@@ -1,3 +1,5 @@
+// Random identifiers shaped like Stripe's: object IDs with their type prefix, PaymentIntent client
+// secrets and webhook signing secrets.
 import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -1,3 +1,4 @@
+// Stripe's cursor pagination (`limit`, `starting_after`, `ending_before`) for the list endpoints.
 import { invalidRequest } from './errors.js';
 import { readInteger, readString, type FormParams } from './params.js';
 

@@ -1,3 +1,5 @@
+// Request parameters in Stripe's bracket form encoding: typed readers that answer Stripe's
+// validation errors, the unknown-parameter check, and the fingerprint idempotency compares.
 import { invalidRequest } from './errors.js';
 
 /** A value decoded from Stripe's bracket form encoding (`a[b][0]=c`) by `qs`. */

@@ -1,3 +1,5 @@
+// The PaymentIntents API: create, confirm, retrieve, list, search, cancel and capture, with the
+// state changes and events each one makes, as Stripe does them.
 import type Stripe from 'stripe';
 import { createCharge } from './charges.js';
 import { checkChargeAmount, formatAmount, parseCurrency } from './currencies.js';

@@ -1,3 +1,5 @@
+// The test payment methods the emulator accepts (Stripe's documented test cards and a few
+// emulator-only asynchronous ones), what each does, and the PaymentMethod object it shows.
 import type Stripe from 'stripe';
 
 export interface Decline {

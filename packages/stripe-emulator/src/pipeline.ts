@@ -1,3 +1,5 @@
+// The request pipeline every Stripe API call goes through: authentication, faults, the
+// idempotency lookup, validation and execution, in the order that decides what a key saves.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AsyncSettlement } from './async-settlement.js';
 import { authenticate } from './auth.js';

@@ -1,3 +1,5 @@
+// The Refunds API: `POST /v1/refunds` (by PaymentIntent or charge, whole or partial, within what
+// was captured), retrieve and list.
 import type Stripe from 'stripe';
 import { formatAmount } from './currencies.js';
 import type { Endpoint } from './endpoint.js';

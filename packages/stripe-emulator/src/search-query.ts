@@ -1,3 +1,5 @@
+// Stripe's search query language, the subset the emulator supports: parsing a query and matching
+// objects against it.
 import { invalidRequest } from './errors.js';
 
 /** One `field:value` term of Stripe's search query language. */

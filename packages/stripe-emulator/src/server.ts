@@ -1,3 +1,5 @@
+// The emulator's HTTP server: a fastify app that routes every Stripe endpoint through the
+// pipeline, mounts the control API, logs each request and answers Stripe-shaped errors.
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import qs from 'qs';
 import { ZodError, z } from 'zod';

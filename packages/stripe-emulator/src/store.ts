@@ -1,3 +1,5 @@
+// The emulator's objects, per account: each secret key's PaymentIntents, charges, refunds, holds
+// and events.
 import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { redactKey } from './auth.js';

@@ -1,3 +1,4 @@
+// The list of Stripe endpoints the emulator serves, which the server registers as routes.
 import { retrieveCharge } from './charges.js';
 import type { Endpoint } from './endpoint.js';
 import { listEvents, retrieveEvent } from './event-endpoints.js';

@@ -1,3 +1,5 @@
+// Stripe's webhook endpoints API: `POST`, `GET` and `DELETE /v1/webhook_endpoints`, scoped to
+// the calling account.
 import type { Endpoint } from './endpoint.js';
 import { invalidRequest, resourceMissing } from './errors.js';
 import { paginate } from './pagination.js';

@@ -1,3 +1,5 @@
+// Webhook delivery: POSTs each recorded event, signed, to the endpoints that take it, retries
+// failures with exponential backoff, applies the webhook faults and logs every attempt.
 import type { Clock } from './clock.js';
 import type { Counters } from './counters.js';
 import type { EmulatedEvent } from './events.js';

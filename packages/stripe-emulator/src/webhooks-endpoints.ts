@@ -1,3 +1,5 @@
+// The registry of webhook endpoints (from the Stripe API or the control API), which endpoints
+// take an event, and Stripe's WebhookEndpoint object.
 import type Stripe from 'stripe';
 import { z } from 'zod';
 import type { Clock } from './clock.js';

@@ -1,3 +1,4 @@
+// The `Stripe-Signature` header webhook deliveries carry, computed as Stripe computes it.
 import { createHmac } from 'node:crypto';
 
 /**

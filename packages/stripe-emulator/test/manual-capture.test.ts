@@ -1,3 +1,5 @@
+// Manual capture through the official SDK: holds captured, partly captured, voided or lapsed, and
+// their refunds, idempotency and fault rules.
 import { setTimeout as sleep } from 'node:timers/promises';
 import Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';

@@ -1,3 +1,5 @@
+// Tenants' API keys in the api_keys table (migrations 007 and 009): create (only the hash is
+// stored), look up, list and revoke.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../../platform/db/queryable.js';
 

@@ -1,3 +1,5 @@
+// Bearer authentication for the orders API: an onRequest hook that refuses a missing, unknown or
+// revoked API key with 401 and sets the request's tenant.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Pool } from 'pg';
 import { lookupApiKey } from './api-keys.js';

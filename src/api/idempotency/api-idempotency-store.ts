@@ -1,3 +1,5 @@
+// The api_idempotency table (migration 007) as the API uses it: claim an Idempotency-Key under a
+// lease, store its response or release the lease; a reaped key's tombstone answers late retries.
 import type { Pool, PoolClient } from 'pg';
 import { withTransaction } from '../../platform/db/transaction.js';
 

@@ -1,3 +1,5 @@
+// Retention of Idempotency-Keys: expired api_idempotency records become tombstones and expired
+// tombstones are deleted; `npm run api` runs it periodically, `npm run api -- reap` once.
 import type { Pool } from 'pg';
 import { deleteInBatches } from '../../platform/db/batches.js';
 

@@ -1,3 +1,5 @@
+// The API's Idempotency-Key settings, read from the environment: how long a key's record and its
+// tombstone are kept, and how long a request's lease on a pending key lasts.
 import { z } from 'zod';
 import { ConfigError } from '../../platform/config/config-error.js';
 

@@ -1,3 +1,5 @@
+// The orders API's contract in zod: request bodies, Idempotency-Key header, answers, and the
+// error responses of each route.
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_CONTRACT } from '../idempotency/idempotency-key-header.js';
 import { STRIPE_CURRENCIES } from '../../domain/currencies.js';

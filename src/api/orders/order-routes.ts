@@ -1,3 +1,5 @@
+// The orders API's routes: POST /v1/orders, GET /v1/orders/:id and POST /v1/orders/:id/refunds,
+// with bearer auth, body limits and the API's error answers.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiAnswer } from '../idempotency/idempotent-start.js';

@@ -1,3 +1,5 @@
+// `POST /webhooks/stripe`: verifies Stripe's signature, records the event in the inbox, answers,
+// then hands payment events to the order's workflow.
 import type { FastifyPluginAsync } from 'fastify';
 import type { Pool } from 'pg';
 import Stripe from 'stripe';

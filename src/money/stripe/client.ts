@@ -1,3 +1,5 @@
+// The Stripe SDK client every caller uses: pinned API version, no SDK retries by default, timed
+// requests, pointed at Stripe or at the emulator.
 import Stripe from 'stripe';
 import { measuredHttpClient } from './measured-http-client.js';
 

@@ -1,3 +1,5 @@
+// Classifies every Stripe error the activities see (declined, idempotency conflict, invalid
+// request, retryable), so retry decisions are made in one place.
 import Stripe from 'stripe';
 
 /**

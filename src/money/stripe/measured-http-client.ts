@@ -1,3 +1,5 @@
+// Stripe's Node HTTP client, measured: each request timed by endpoint and outcome, traced as a
+// client span, and Stripe's idempotent replays counted.
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import Stripe from 'stripe';
 import { activityMetricMeter, countReplay, recordStripeRequest } from '../../platform/telemetry/activity-metrics.js';

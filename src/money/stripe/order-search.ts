@@ -1,3 +1,5 @@
+// Finds an order's PaymentIntents in Stripe by their `order_id` metadata, for when our own
+// records cannot say whether a charge happened.
 import type Stripe from 'stripe';
 
 /**
