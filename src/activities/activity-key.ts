@@ -1,3 +1,5 @@
+// Derives the running activity's idempotency key from the workflow's original run ID and the
+// activity's explicit ID (the key rule), so no activity spells its own.
 import { Context } from '@temporalio/activity';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 

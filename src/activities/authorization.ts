@@ -1,3 +1,5 @@
+// The authorization activities: place the hold (a PaymentIntent with manual capture) once under
+// the authorization key, and settle one that Stripe could not decide at once.
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';

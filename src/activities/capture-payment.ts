@@ -1,3 +1,5 @@
+// The capture activity: captures the hold under the capture key and books the ledger's charge
+// for what was captured, in one transaction.
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';

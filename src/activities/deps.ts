@@ -1,3 +1,5 @@
+// What every activity is built over (the pg pool and the Stripe client) and the tunable
+// deadlines and retentions, with their defaults.
 import type { Pool } from 'pg';
 import type Stripe from 'stripe';
 

@@ -1,3 +1,5 @@
+// The order's own activities: record it, confirm it, and move its status with the outbox event
+// the move announces.
 import { withTransaction } from '../platform/db/transaction.js';
 import { OrderNotConfirmableError } from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';

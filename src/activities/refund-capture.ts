@@ -1,3 +1,5 @@
+// The capture's compensation: refunds only money that was really captured, once, with the
+// ledger's reversal.
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { ActivityId } from '../domain/activity-ids.js';

@@ -1,3 +1,4 @@
+// The stock activities: reserve the order's units once per key, and release them once.
 import { withTransaction } from '../platform/db/transaction.js';
 import { failpoint } from '../platform/failpoint.js';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';

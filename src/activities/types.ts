@@ -1,3 +1,4 @@
+// The inputs and answers the workflow and the activities exchange: the activities' public types.
 import type { OrderInput } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-result.js';
 import type { Capture, Hold, SettlingAuthorization } from '../money/payments/payment-protocol.js';

@@ -1,3 +1,4 @@
+// The authorization's compensation: voids a hold nothing captured (free, unlike a refund).
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { NeedsReviewError } from '../domain/failures.js';

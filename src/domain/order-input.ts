@@ -1,3 +1,5 @@
+// The order as every door receives it: one schema for the starter, the workflow and the API, so
+// bad input is refused with the same message everywhere and starts nothing.
 import { z } from 'zod';
 import { STRIPE_CURRENCIES } from './currencies.js';
 

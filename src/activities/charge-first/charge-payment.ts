@@ -1,3 +1,5 @@
+// The charge-first shape's charge (kept for executions started before hold-then-capture): one
+// PaymentIntent charged at once under the charge key.
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { withTransaction } from '../../platform/db/transaction.js';

@@ -1,3 +1,4 @@
+// The charge-first shape's ledger reversal of its refund, with its outbox event, once per key.
 import { withTransaction } from '../../platform/db/transaction.js';
 import { failpoint } from '../../platform/failpoint.js';
 import { postLedgerTransaction } from '../../money/ledger/ledger.js';

@@ -1,3 +1,4 @@
+// The charge-first shape's compensation: refunds the charge that exists, at most once.
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { withTransaction } from '../../platform/db/transaction.js';

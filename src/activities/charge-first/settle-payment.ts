@@ -1,3 +1,4 @@
+// The charge-first shape's settlement of a charge that Stripe could not decide at once.
 import { log } from '@temporalio/activity';
 import type Stripe from 'stripe';
 import { FailureType, NeedsReviewError } from '../../domain/failures.js';

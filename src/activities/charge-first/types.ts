@@ -1,3 +1,4 @@
+// Inputs and answers of the charge-first activities, frozen with their recorded histories.
 import type { OrderInput } from '../../domain/order-input.js';
 import type { Keyed } from '../types.js';
 

@@ -1,3 +1,5 @@
+// The request hash stored beside every key: what tells a retry (same hash) from a key reused
+// for another intent (I7).
 import { createHash } from 'node:crypto';
 import { configure } from 'safe-stable-stringify';
 

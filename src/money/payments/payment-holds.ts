@@ -1,3 +1,5 @@
+// The payment_holds memo: where each order's authorization stands (held, captured, voided,
+// expired), written in the payment keys' transactions.
 import type { Queryable } from '../../platform/db/queryable.js';
 
 /**
