@@ -63,11 +63,12 @@ export function createMerchantRefund(deps: ActivityDeps) {
 
     // Phase 1: the intent is on record before anything leaves the building.
     const registered = await registerMerchantRefund(deps.db, request, key, retention);
-    if (registered.stage !== 'unknown') {
+    if (registered.stage === 'refunded' || registered.stage === 'refused') {
       log.info('merchant refund answered from Postgres; Stripe not called', { idempotencyKey: key, stage: registered.stage });
       countReplay('ledger');
       return answer(registered, key);
     }
+    if (registered.stage === 'claimed-elsewhere') return answer(registered, key);
     const payment = await refundablePayment(deps.db, input.orderId);
     if ('refusal' in payment) return answer(await recordMerchantRefundRefusal(deps.db, request, key, payment.refusal), key);
     const { paymentIntentId } = payment;
