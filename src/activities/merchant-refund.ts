@@ -1,12 +1,19 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { withTransaction } from '../platform/db/transaction.js';
 import { FailureType } from '../domain/failures.js';
-import { postLedgerTransaction } from '../money/ledger/ledger.js';
+import {
+  recordMerchantRefund,
+  recordMerchantRefundRefusal,
+  refundablePayment,
+  registerMerchantRefund,
+  type MerchantRefundRequest,
+  type MerchantRefundState,
+} from '../money/payments/merchant-refund-protocol.js';
 import { classifyStripeError } from '../money/stripe/error-classification.js';
+import { countReplay } from '../platform/telemetry/activity-metrics.js';
 import { currentActivityKey } from './activity-key.js';
-import type { ActivityDeps } from './deps.js';
+import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import { mappingFailures } from './failures.js';
 
 /** Stripe metadata marking a refund the merchant asked for, not a saga compensation (see I2). */
@@ -31,85 +38,111 @@ export interface MerchantRefundResult {
 }
 
 /**
- * A merchant-initiated refund of a completed order, full or partial, once: the Stripe key and
- * the ledger key both derive from the refund workflow's original run ID and this activity's ID.
- * A recorded refund is answered from the ledger; before creating one, Stripe is searched for a
- * refund carrying this run's metadata, so a retry after Stripe forgot the key (24 h) cannot
- * refund twice: a second partial refund would otherwise be accepted.
+ * A merchant-initiated refund of a completed order, full or partial, once, in the three phases
+ * of its protocol (src/money/payments/merchant-refund-protocol.ts):
+ *   1. register the refund's key (the Stripe key, derived from the refund workflow's original run
+ *      ID and this activity's ID) and claim its refund request for it; an answered key, or a
+ *      refund request another key already refunded, is answered from Postgres, Stripe not called;
+ *   2. find this refund at Stripe, or create it under the key. Stripe is searched first, so a
+ *      retry after Stripe forgot the key (24 h) cannot refund twice: a second partial refund
+ *      would otherwise be accepted;
+ *   3. record it: the key's outcome, the ledger's refund and the `order.merchant_refunded` event,
+ *      in one transaction.
  */
 export function createMerchantRefund(deps: ActivityDeps) {
+  const retention = { retentionMs: deps.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS };
+
   return function merchantRefund(input: MerchantRefundInput): Promise<MerchantRefundResult> {
     return mappingFailures(() => refundOnce(input));
   };
 
   async function refundOnce(input: MerchantRefundInput): Promise<MerchantRefundResult> {
-    const stripeKey = currentActivityKey(input.originalRunId);
+    const key = currentActivityKey(input.originalRunId);
     const ledgerKey = currentActivityKey(input.originalRunId, 'ledger');
+    const request: MerchantRefundRequest = { orderId: input.orderId, refundRequestId: input.refundRequestId, amount: input.amount };
 
-    const recorded = await deps.db.query<{ stripe_object_id: string; amount_minor: string; currency: string; payment_intent_id: string }>(
-      `select t.stripe_object_id, t.amount_minor, t.currency, o.payment_intent_id
-         from ledger_transactions t join orders o on o.order_id = t.order_id where t.idempotency_key = $1`,
-      [ledgerKey],
-    );
-    const done = recorded.rows[0];
-    if (done) {
-      return { refundId: done.stripe_object_id, paymentIntentId: done.payment_intent_id, amount: Number(done.amount_minor), currency: done.currency, resolvedBy: 'ledger' };
+    // Phase 1: the intent is on record before anything leaves the building.
+    const registered = await registerMerchantRefund(deps.db, request, key, retention);
+    if (registered.stage === 'refunded' || registered.stage === 'refused') {
+      log.info('merchant refund answered from Postgres; Stripe not called', { idempotencyKey: key, stage: registered.stage });
+      countReplay('ledger');
+      return answer(registered, key);
     }
+    if (registered.stage === 'claimed-elsewhere') return answer(registered, key);
+    const payment = await refundablePayment(deps.db, input.orderId);
+    if ('refusal' in payment) return answer(await recordMerchantRefundRefusal(deps.db, request, key, payment.refusal), key);
+    const { paymentIntentId } = payment;
 
-    const { rows } = await deps.db.query<{ status: string; payment_intent_id: string | null; amount_minor: string; currency: string }>(
-      'select status, payment_intent_id, amount_minor, currency from orders where order_id = $1',
-      [input.orderId],
-    );
-    const order = rows[0];
-    if (order?.status !== 'completed' || !order.payment_intent_id) {
-      throw ApplicationFailure.nonRetryable(
-        `order '${input.orderId}' is ${order ? `'${order.status}'` : 'not recorded'}; only a completed order can be refunded by the merchant`,
-        FailureType.NeedsReview,
-      );
-    }
-    const paymentIntentId = order.payment_intent_id;
-    const metadata = {
-      order_id: input.orderId,
-      [MERCHANT_REFUND_METADATA]: 'true',
-      refund_request_id: input.refundRequestId,
-      workflow_id: input.workflowId,
-      run_id: input.originalRunId,
-    };
-    let refund = await findOwnRefund(deps.stripe, paymentIntentId, input.originalRunId);
+    // Phase 2: our refund at Stripe, found or made under the key.
+    let refund = await findOwnRefund(deps.stripe, paymentIntentId, input);
     let resolvedBy: MerchantRefundResult['resolvedBy'] = 'stripe-search';
     if (!refund) {
       resolvedBy = 'stripe';
-      log.info('creating merchant Refund', { idempotencyKey: stripeKey, paymentIntentId, amount: input.amount });
+      log.info('creating merchant Refund', { idempotencyKey: key, paymentIntentId, amount: input.amount });
       try {
         refund = await deps.stripe.refunds.create(
-          { payment_intent: paymentIntentId, amount: input.amount, reason: 'requested_by_customer', metadata },
-          { idempotencyKey: stripeKey },
+          {
+            payment_intent: paymentIntentId,
+            amount: input.amount,
+            reason: 'requested_by_customer',
+            metadata: {
+              order_id: input.orderId,
+              [MERCHANT_REFUND_METADATA]: 'true',
+              refund_request_id: input.refundRequestId,
+              workflow_id: input.workflowId,
+              run_id: input.originalRunId,
+            },
+          },
+          { idempotencyKey: key },
         );
       } catch (error) {
         const classified = classifyStripeError(error);
         if (classified.kind === 'retryable') throw error;
-        throw ApplicationFailure.nonRetryable(
-          `refund of ${input.amount} on ${paymentIntentId} refused by Stripe: ${classified.kind === 'declined' ? classified.code : classified.message}`,
-          FailureType.NeedsReview,
-        );
+        const reason = `refund of ${input.amount} on ${paymentIntentId} refused by Stripe: ${classified.kind === 'declined' ? classified.code : classified.message}`;
+        return answer(await recordMerchantRefundRefusal(deps.db, request, key, reason), key);
       }
     }
-    const created = refund;
-    await withTransaction(deps.db, (client) =>
-      postLedgerTransaction(client, {
-        orderId: input.orderId,
-        kind: 'refund',
-        amountMinor: created.amount,
-        currency: created.currency,
-        stripeObjectId: created.id,
-        idempotencyKey: ledgerKey,
-      }),
-    );
-    return { refundId: created.id, paymentIntentId, amount: created.amount, currency: created.currency, resolvedBy };
+
+    // Phase 3: the refund, the ledger's refund and its event, together.
+    const recorded = await recordMerchantRefund(deps.db, request, { key, ledgerKey }, {
+      refundId: refund.id,
+      paymentIntentId,
+      amount: refund.amount,
+      currency: refund.currency,
+    });
+    return { ...recorded, resolvedBy };
   }
 }
 
-async function findOwnRefund(stripe: Stripe, paymentIntentId: string, runId: string): Promise<Stripe.Refund | null> {
+/** The activity's answer for a refund that has one: the refund, or its refusal as a failure. */
+function answer(state: MerchantRefundState, key: string): MerchantRefundResult {
+  switch (state.stage) {
+    case 'unknown':
+      // Only if the key's record vanished under us: the next attempt registers it again.
+      throw new Error(`merchant refund key '${key}' has no outcome recorded; retrying`);
+    case 'refunded':
+      return { ...state.refund, resolvedBy: 'ledger' };
+    case 'refused':
+      throw ApplicationFailure.nonRetryable(state.refusal.reason, FailureType.NeedsReview);
+    case 'claimed-elsewhere':
+      throw ApplicationFailure.nonRetryable(
+        `refund request '${state.claimKey}' is being refunded under another key than '${key}', with no outcome yet; refusing to refund it twice`,
+        FailureType.NeedsReview,
+      );
+  }
+}
+
+/**
+ * This refund request's refund, if Stripe already has one: made under this run's key (its answer
+ * lost, or the key forgotten by Stripe), or by another run for the same refund request.
+ */
+async function findOwnRefund(stripe: Stripe, paymentIntentId: string, input: MerchantRefundInput): Promise<Stripe.Refund | null> {
   const refunds = await stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 });
-  return refunds.data.find((refund) => refund.metadata?.run_id === runId && refund.metadata[MERCHANT_REFUND_METADATA] === 'true') ?? null;
+  return (
+    refunds.data.find(
+      (refund) =>
+        refund.metadata?.[MERCHANT_REFUND_METADATA] === 'true' &&
+        (refund.metadata.run_id === input.originalRunId || refund.metadata.refund_request_id === input.refundRequestId),
+    ) ?? null
+  );
 }

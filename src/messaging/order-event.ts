@@ -1,12 +1,20 @@
 // The order-event contract the outbox publishes and every consumer parses (order.paid,
-// order.refunded, order.failed), and the subject each is published on.
+// order.refunded, order.failed, order.merchant_refunded), and the subject each is published on.
 import { z } from 'zod';
 
 /**
  * The events the outbox announces: the contract between the order service and every
  * consumer. A consumer parses with `orderEventSchema` and never trusts a field it did not check.
+ *
+ * - `order.paid`: the capture, with the ledger's charge; once per order.
+ * - `order.refunded`: the saga's compensation returned the capture, whole; once per order, and
+ *   the order goes on to `compensated` (an `order.failed` follows).
+ * - `order.failed`: the order ended declined, compensated or needs_review; once per order.
+ * - `order.merchant_refunded`: a refund the merchant asked for (POST /v1/orders/:id/refunds), full
+ *   or partial, of an order that stays `completed`; once per refund request, so an order may
+ *   have several. Its `amount_minor` is the refund's, its `refund_id` the Stripe Refund's.
  */
-export const ORDER_EVENT_TYPES = ['order.paid', 'order.refunded', 'order.failed'] as const;
+export const ORDER_EVENT_TYPES = ['order.paid', 'order.refunded', 'order.failed', 'order.merchant_refunded'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** Order statuses that end an order without the goods: each is announced as `order.failed`. */
@@ -17,7 +25,7 @@ export const orderEventSchema = z.object({
   order_id: z.string().min(1),
   /** The order's status when the event was written. */
   status: z.string().min(1),
-  /** The charge's amount (paid), the refund's (refunded), or the order's (failed), in minor units. */
+  /** The charge's amount (paid), the refund's (refunded, merchant_refunded), or the order's (failed), in minor units. */
   amount_minor: z.number().int().positive(),
   currency: z.string().regex(/^[a-z]{3}$/, 'must be a lower-case ISO currency code such as usd'),
   payment_intent_id: z.string().nullable(),

@@ -153,4 +153,27 @@ describe('receipts consumer (inbox)', () => {
     }
     expect(await receipts()).toEqual([{ message_id: '9', event_type: 'order.paid', stripe_object_id: 'pi_1' }]);
   });
+
+  it("a merchant refund's event (order.merchant_refunded) is applied like the others: one receipt per refund, for the Refund", async () => {
+    stream = await createTestStream();
+    const target = stream;
+    const published = [
+      { id: '21', event: event({ event_type: 'order.merchant_refunded', status: 'completed', amount_minor: 500, refund_id: 're_a' }) },
+      { id: '22', event: event({ event_type: 'order.merchant_refunded', status: 'completed', amount_minor: 700, refund_id: 're_b' }) },
+      { id: '21', event: event({ event_type: 'order.merchant_refunded', status: 'completed', amount_minor: 500, refund_id: 're_a' }) },
+    ];
+    for (const { id, event: payload } of published) {
+      await target.js.publish(`${target.subjectPrefix}.${payload.event_type}`, JSON.stringify(payload), { msgID: id });
+    }
+
+    // JetStream drops the third (a republish inside its duplicate window): two messages.
+    await consuming(target, () => settled(target, 2));
+
+    expect(await receipts()).toEqual([
+      { message_id: '21', event_type: 'order.merchant_refunded', stripe_object_id: 're_a' },
+      { message_id: '22', event_type: 'order.merchant_refunded', stripe_object_id: 're_b' },
+    ]);
+    // Past the duplicate window, the inbox drops a republish.
+    expect(await applyOrderEvent(db.pool, '21', event({ event_type: 'order.merchant_refunded', status: 'completed', refund_id: 're_a' }))).toBe('duplicate');
+  });
 });

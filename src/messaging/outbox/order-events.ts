@@ -1,4 +1,4 @@
-import type { PoolClient } from 'pg';
+import { DatabaseError, type PoolClient } from 'pg';
 import { FAILED_ORDER_STATUSES, type OrderEventType } from '../order-event.js';
 import { activeTraceCarrier } from '../../platform/telemetry/trace-propagation.js';
 
@@ -7,9 +7,11 @@ import { activeTraceCarrier } from '../../platform/telemetry/trace-propagation.j
  * announcing it, in the same transaction, so the change and its announcement commit together or
  * not at all. The dispatcher publishes what committed; nothing publishes what did not.
  *
- * Each order has at most one event of each type (a unique index), and every write here is
- * `on conflict do nothing`: a retried activity or a replayed transaction never announces twice,
- * and the first write's payload stands.
+ * An event is identified by its order, its type and its key (a unique index): the saga's events
+ * have the key '' and so happen at most once per order; a merchant refund's key is its refund
+ * request ID, so each refund request is announced once and an order may have several. Every
+ * write here is `on conflict do nothing` on that identity: a retried activity or a replayed
+ * transaction never announces twice, and the first write's payload stands.
  *
  * The row keeps the trace context of the span writing it (the activity attempt's, when tracing
  * is on), so the dispatcher's publish and the consumer's handling join that trace.
@@ -45,6 +47,46 @@ export function announceOrderRefunded(client: PoolClient, orderId: string, refun
   return insertOrderEvent(client, 'order.refunded', orderId, refund, null);
 }
 
+/** The index that allowed one event of each type per order (migration 004), dropped by migration 015. */
+const ONE_EVENT_PER_KIND_INDEX = 'outbox_one_event_per_kind';
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * The database still has the index that allows one event of each type per order: migration 015
+ * is not applied yet, and this order already has a merchant refund's event. Retryable (a plain
+ * error): the refund's recording transaction rolled back whole, and it commits once 015 is in.
+ */
+export class OutboxContractPendingError extends Error {
+  override readonly name = 'OutboxContractPendingError';
+  constructor(readonly orderId: string) {
+    super(
+      `order '${orderId}' already has an order.merchant_refunded event and the outbox still has ${ONE_EVENT_PER_KIND_INDEX}; ` +
+        'apply migration 015 (npm run db:migrate) once every worker runs this release, and this refund is recorded on its next attempt',
+    );
+  }
+}
+
+/**
+ * `order.merchant_refunded`: written with the ledger's refund of a merchant refund, once per
+ * refund request (the event's key). The order stays as it is (completed): the payload's status
+ * says so, and its amount is the refund's.
+ */
+export async function announceMerchantRefund(
+  client: PoolClient,
+  orderId: string,
+  refundRequestId: string,
+  refund: RefundAnnouncement,
+): Promise<boolean> {
+  try {
+    return await insertOrderEvent(client, 'order.merchant_refunded', orderId, refund, null, refundRequestId);
+  } catch (error) {
+    if (error instanceof DatabaseError && error.code === UNIQUE_VIOLATION && error.constraint === ONE_EVENT_PER_KIND_INDEX) {
+      throw new OutboxContractPendingError(orderId);
+    }
+    throw error;
+  }
+}
+
 /**
  * `order.failed`: written with the status change that ended the order declined, compensated or
  * needs_review. Writes nothing unless the order, as this transaction sees it, stands in one of
@@ -61,7 +103,8 @@ export function announceOrderFailed(
 /**
  * One statement: the payload is the order row as this transaction sees it (after its own
  * status change), with the money movement's own fields laid over it, and the active trace
- * context (null with tracing off) beside it.
+ * context (null with tracing off) beside it. `eventKey` is '' for the events an order has at
+ * most one of.
  */
 async function insertOrderEvent(
   client: PoolClient,
@@ -69,10 +112,11 @@ async function insertOrderEvent(
   orderId: string,
   fields: EventFields,
   requiredStatuses: readonly string[] | null,
+  eventKey = '',
 ): Promise<boolean> {
   const { rowCount } = await client.query(
-    `insert into outbox (event_type, order_id, payload, trace_context)
-     select $2::text, o.order_id,
+    `insert into outbox (event_type, order_id, event_key, payload, trace_context)
+     select $2::text, o.order_id, $9::text,
             jsonb_build_object(
               'event_type', $2::text,
               'order_id', o.order_id,
@@ -86,7 +130,7 @@ async function insertOrderEvent(
             $8::jsonb
        from orders o
       where o.order_id = $1 and ($7::text[] is null or o.status = any($7::text[]))
-     on conflict (order_id, event_type) do nothing`,
+     on conflict (order_id, event_type, event_key) do nothing`,
     [
       orderId,
       eventType,
@@ -96,6 +140,7 @@ async function insertOrderEvent(
       fields.refundId ?? null,
       requiredStatuses,
       activeTraceCarrier(),
+      eventKey,
     ],
   );
   return rowCount === 1;

@@ -63,8 +63,8 @@ export async function recordFailure(client: PoolClient, id: number, error: strin
 /**
  * Deletes rows the broker acknowledged more than `olderThanMs` ago, in batches of `batchSize`,
  * each its own statement. Unsent rows are never deleted. The row is also what the unique
- * (order_id, event_type) index refuses a second announcement with, so the horizon covers every
- * replay of the transaction that wrote it (src/operations/retention/settings.ts).
+ * (order_id, event_type, event_key) index refuses a second announcement with, so the horizon
+ * covers every replay of the transaction that wrote it (src/operations/retention/settings.ts).
  */
 export async function reapSentRows(db: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
   return deleteInBatches(

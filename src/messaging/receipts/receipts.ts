@@ -3,7 +3,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { withTransaction } from '../../platform/db/transaction.js';
 import { claimInboxMessage } from '../inbox.js';
-import type { OrderEvent } from '../order-event.js';
+import type { OrderEvent, OrderEventType } from '../order-event.js';
 
 /** The receipts service's name in the inbox. */
 export const RECEIPTS_SUBSCRIBER = 'receipts';
@@ -25,8 +25,11 @@ export function applyOrderEvent(db: Pool, messageId: string, event: OrderEvent):
   });
 }
 
+/** Events whose receipt is for a Refund (the saga's compensation, a merchant's refund), not the PaymentIntent. */
+const REFUND_EVENTS: ReadonlySet<OrderEventType> = new Set(['order.refunded', 'order.merchant_refunded']);
+
 async function recordReceipt(client: PoolClient, messageId: string, event: OrderEvent): Promise<void> {
-  const stripeObjectId = event.event_type === 'order.refunded' ? event.refund_id : event.payment_intent_id;
+  const stripeObjectId = REFUND_EVENTS.has(event.event_type) ? event.refund_id : event.payment_intent_id;
   await client.query(
     `insert into receipts
        (message_id, order_id, event_type, amount_minor, currency, stripe_object_id, order_status, reason, occurred_at)

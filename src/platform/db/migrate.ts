@@ -17,13 +17,33 @@ export interface MigrationResult {
   alreadyApplied: string[];
 }
 
+export interface MigrateOptions {
+  /**
+   * Apply the migrations up to and including this file, and none after it: the first half of an
+   * expand-then-contract change, whose contracting migration must wait until every process runs
+   * the new code (migrations 014 and 015). Unset: every migration.
+   */
+  through?: string;
+}
+
+/** `through` names no migration file: nothing was applied. */
+export class UnknownMigrationError extends Error {
+  override readonly name = 'UnknownMigrationError';
+  constructor(readonly migration: string) {
+    super(`no migration named '${migration}' in migrations/ (give a file name such as 014_outbox_event_key.sql)`);
+  }
+}
+
 /**
- * Applies every numbered `.sql` file in `migrations/` that has not been applied yet, each in its
- * own transaction with its bookkeeping row. A second migrator waits on the advisory lock and
- * then finds nothing left to do.
+ * Applies every numbered `.sql` file in `migrations/` that has not been applied yet (up to
+ * `options.through`, when given), each in its own transaction with its bookkeeping row. A second
+ * migrator waits on the advisory lock and then finds nothing left to do.
  */
-export async function migrate(pool: Pool, directory = MIGRATIONS_DIR): Promise<MigrationResult> {
-  const files = (await readdir(directory)).filter((name) => /^\d+_.+\.sql$/.test(name)).sort();
+export async function migrate(pool: Pool, directory = MIGRATIONS_DIR, options: MigrateOptions = {}): Promise<MigrationResult> {
+  const all = (await readdir(directory)).filter((name) => /^\d+_.+\.sql$/.test(name)).sort();
+  const { through } = options;
+  if (through !== undefined && !all.includes(through)) throw new UnknownMigrationError(through);
+  const files = through === undefined ? all : all.filter((name) => name <= through);
   const lockClient = await pool.connect();
   try {
     await lockClient.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
