@@ -1,7 +1,8 @@
+// The merchant refund activity: a refund of a completed order the merchant asked for, made once
+// through its protocol (src/money/payments/merchant-refund-protocol.ts).
 import { log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import type Stripe from 'stripe';
-import { FailureType } from '../domain/failures.js';
+import { NeedsReviewError } from '../domain/failures.js';
 import {
   recordMerchantRefund,
   recordMerchantRefundRefusal,
@@ -14,7 +15,6 @@ import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { countReplay } from '../platform/telemetry/activity-metrics.js';
 import { currentActivityKey } from './activity-key.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
-import { mappingFailures } from './failures.js';
 
 /** Stripe metadata marking a refund the merchant asked for, not a saga compensation (see I2). */
 export const MERCHANT_REFUND_METADATA = 'merchant_refund';
@@ -52,11 +52,7 @@ export interface MerchantRefundResult {
 export function createMerchantRefund(deps: ActivityDeps) {
   const retention = { retentionMs: deps.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS };
 
-  return function merchantRefund(input: MerchantRefundInput): Promise<MerchantRefundResult> {
-    return mappingFailures(() => refundOnce(input));
-  };
-
-  async function refundOnce(input: MerchantRefundInput): Promise<MerchantRefundResult> {
+  return async function merchantRefund(input: MerchantRefundInput): Promise<MerchantRefundResult> {
     const key = currentActivityKey(input.originalRunId);
     const ledgerKey = currentActivityKey(input.originalRunId, 'ledger');
     const request: MerchantRefundRequest = { orderId: input.orderId, refundRequestId: input.refundRequestId, amount: input.amount };
@@ -111,7 +107,7 @@ export function createMerchantRefund(deps: ActivityDeps) {
       currency: refund.currency,
     });
     return { ...recorded, resolvedBy };
-  }
+  };
 }
 
 /** The activity's answer for a refund that has one: the refund, or its refusal as a failure. */
@@ -123,11 +119,10 @@ function answer(state: MerchantRefundState, key: string): MerchantRefundResult {
     case 'refunded':
       return { ...state.refund, resolvedBy: 'ledger' };
     case 'refused':
-      throw ApplicationFailure.nonRetryable(state.refusal.reason, FailureType.NeedsReview);
+      throw new NeedsReviewError(state.refusal.reason);
     case 'claimed-elsewhere':
-      throw ApplicationFailure.nonRetryable(
+      throw new NeedsReviewError(
         `refund request '${state.claimKey}' is being refunded under another key than '${key}', with no outcome yet; refusing to refund it twice`,
-        FailureType.NeedsReview,
       );
   }
 }

@@ -1,3 +1,4 @@
+// The outbox's writers: each order event written in the transaction of the change it announces.
 import { DatabaseError, type PoolClient } from 'pg';
 import { FAILED_ORDER_STATUSES, type OrderEventType } from '../order-event.js';
 import { activeTraceCarrier } from '../../platform/telemetry/trace-propagation.js';

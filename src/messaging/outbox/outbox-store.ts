@@ -1,3 +1,5 @@
+// The outbox table's dispatcher-side queries: claim unsent rows (skip locked), mark them sent,
+// count a failed publish, and reap what was sent long ago.
 import type { PoolClient } from 'pg';
 import { deleteInBatches } from '../../platform/db/batches.js';
 import type { Queryable } from '../../platform/db/queryable.js';

@@ -1,3 +1,5 @@
+// The activity_idempotency table: every side-effecting activity's key, registered before its
+// effect and finished with its outcome, so a retry answers from the record (I1, I7).
 import type { PoolClient } from 'pg';
 import { deleteInBatches } from '../../platform/db/batches.js';
 import type { Queryable } from '../../platform/db/queryable.js';

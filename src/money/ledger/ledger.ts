@@ -1,3 +1,5 @@
+// The double-entry ledger: one posting function, idempotent by key and guarded by constraints,
+// so each Stripe charge and refund is booked exactly once.
 import type { PoolClient } from 'pg';
 import { IdempotencyConflictError, LedgerDuplicateError } from '../../domain/failures.js';
 import { requestHash } from '../idempotency/request-hash.js';

@@ -3,9 +3,8 @@
 import type { Pool } from 'pg';
 import type { Queryable } from '../../platform/db/queryable.js';
 import { withTransaction } from '../../platform/db/transaction.js';
-import { FailureType } from '../../domain/failures.js';
+import { FailureType, IdempotencyConflictError } from '../../domain/failures.js';
 import { finishKey, readKey, registerKey, type IdempotencyScope, type KeyRecord } from '../idempotency/activity-idempotency-store.js';
-import { IdempotencyConflictError } from '../idempotency/idempotency-conflict-error.js';
 import { requestHash } from '../idempotency/request-hash.js';
 import { postLedgerTransaction } from '../ledger/ledger.js';
 import { orderProgress } from '../../orders/orders.js';

@@ -1,3 +1,5 @@
+// The saga's payment keys (authorize, capture, void, refund): their stored outcomes, their named
+// transitions and the one interpretation of a record.
 import type { Pool } from 'pg';
 import type Stripe from 'stripe';
 import type { Queryable } from '../../platform/db/queryable.js';
