@@ -22,7 +22,7 @@ import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   releaseIdempotencyLease,
-  type IdempotencyScope as ApiScope,
+  type TenantIdempotencyKey as ApiScope,
 } from '../src/api/idempotency/api-idempotency-store.js';
 import { lookupApiKey } from '../src/api/auth/api-keys.js';
 import { CREATE_ORDER_OPERATION } from '../src/api/orders/create-order.js';

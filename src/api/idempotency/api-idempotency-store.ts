@@ -3,8 +3,11 @@
 import type { Pool, PoolClient } from 'pg';
 import { withTransaction } from '../../platform/db/transaction.js';
 
-/** A key is scoped by tenant and operation: the same key elsewhere is another intent. */
-export interface IdempotencyScope {
+/**
+ * An Idempotency-Key as the API stores it: scoped by tenant and operation, so the same key
+ * elsewhere is another intent. (Distinct from the activities' `IdempotencyScope`, an operation name.)
+ */
+export interface TenantIdempotencyKey {
   tenantId: string;
   operation: string;
   key: string;
@@ -55,7 +58,7 @@ class RollBack extends Error {
  * is stored, refuse a key under a live lease, otherwise take the lease. No lock is held after
  * it returns: the caller performs the operation (a Temporal call) outside any transaction.
  */
-export async function claimIdempotencyKey(db: Pool, scope: IdempotencyScope, request: ClaimRequest): Promise<Claim> {
+export async function claimIdempotencyKey(db: Pool, scope: TenantIdempotencyKey, request: ClaimRequest): Promise<Claim> {
   const pk = [scope.tenantId, scope.operation, scope.key];
   try {
     return await withTransaction(db, async (client) => {
@@ -126,7 +129,7 @@ export interface StoredResponse {
  */
 export async function completeIdempotencyKey(
   db: Pool,
-  scope: IdempotencyScope,
+  scope: TenantIdempotencyKey,
   outcome: StoredResponse & { state: 'completed' | 'failed' },
 ): Promise<StoredResponse> {
   const pk = [scope.tenantId, scope.operation, scope.key];
@@ -148,7 +151,7 @@ export async function completeIdempotencyKey(
 }
 
 /** Gives up the lease after a transient failure, so the caller's retry proceeds at once. */
-export async function releaseIdempotencyLease(db: Pool, scope: IdempotencyScope): Promise<void> {
+export async function releaseIdempotencyLease(db: Pool, scope: TenantIdempotencyKey): Promise<void> {
   await db.query(
     `update api_idempotency set locked_until = null
       where tenant_id = $1 and operation = $2 and idempotency_key = $3 and state = 'pending'`,
@@ -156,7 +159,7 @@ export async function releaseIdempotencyLease(db: Pool, scope: IdempotencyScope)
   );
 }
 
-async function findTombstone(client: PoolClient, scope: IdempotencyScope) {
+async function findTombstone(client: PoolClient, scope: TenantIdempotencyKey) {
   const { rows } = await client.query<{ request_hash: string; resource_type: string | null; resource_id: string | null; created_at: Date }>(
     `select request_hash, resource_type, resource_id, created_at from api_idempotency_tombstones
       where tenant_id = $1 and operation = $2 and idempotency_key = $3 and expires_at > now()`,

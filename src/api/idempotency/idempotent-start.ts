@@ -6,7 +6,7 @@
  */
 import type { Pool, PoolClient } from 'pg';
 import { countIdempotencyClaim } from '../../platform/telemetry/api-metrics.js';
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, type IdempotencyScope } from './api-idempotency-store.js';
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyLease, type TenantIdempotencyKey } from './api-idempotency-store.js';
 import type { ApiIdempotencySettings } from './settings.js';
 
 /** What a route answers; `headers` are added to the reply. */
@@ -51,7 +51,7 @@ export interface IdempotentStart {
  */
 export async function startUnderIdempotencyKey(
   deps: { db: Pool; settings: ApiIdempotencySettings },
-  scope: IdempotencyScope,
+  scope: TenantIdempotencyKey,
   request: IdempotentStart,
 ): Promise<ApiAnswer> {
   const claim = await claimIdempotencyKey(deps.db, scope, {
@@ -100,7 +100,7 @@ export async function startUnderIdempotencyKey(
   return { statusCode: stored.statusCode, body: stored.body, ...(result.headers ? { headers: result.headers } : {}) };
 }
 
-function keyReusedAnswer(scope: IdempotencyScope): ApiAnswer {
+function keyReusedAnswer(scope: TenantIdempotencyKey): ApiAnswer {
   return {
     statusCode: 422,
     body: {
@@ -111,7 +111,7 @@ function keyReusedAnswer(scope: IdempotencyScope): ApiAnswer {
 }
 
 function expiredKeyAnswer(
-  scope: IdempotencyScope,
+  scope: TenantIdempotencyKey,
   claim: { sameRequest: boolean; resourceType: string | null; resourceId: string | null; createdAt: Date },
 ): ApiAnswer {
   if (!claim.sameRequest) return keyReusedAnswer(scope);

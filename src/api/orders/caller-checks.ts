@@ -5,7 +5,7 @@
  * then reads them, typed, from `request.caller`.
  */
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
-import type { IdempotencyScope } from '../idempotency/api-idempotency-store.js';
+import type { TenantIdempotencyKey } from '../idempotency/api-idempotency-store.js';
 import { parseIdempotencyKeyHeader } from '../idempotency/idempotency-key-header.js';
 
 /** Who calls: the tenant, and the Idempotency-Key on the routes that take one (null elsewhere). */
@@ -58,7 +58,7 @@ export function callerOf(request: FastifyRequest): Caller {
 }
 
 /** The key's scope on an idempotent POST: the caller's tenant, the operation and the checked key. */
-export function idempotencyScopeOf(request: FastifyRequest, operation: string): IdempotencyScope {
+export function idempotencyScopeOf(request: FastifyRequest, operation: string): TenantIdempotencyKey {
   const { tenantId, idempotencyKey } = callerOf(request);
   if (idempotencyKey === null) throw new Error(`route ${request.routeOptions.url ?? request.url} does not check an Idempotency-Key`);
   return { tenantId, operation, key: idempotencyKey };

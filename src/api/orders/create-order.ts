@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Pool } from 'pg';
-import type { IdempotencyScope } from '../idempotency/api-idempotency-store.js';
+import type { TenantIdempotencyKey } from '../idempotency/api-idempotency-store.js';
 import { startUnderIdempotencyKey, type ApiAnswer, type StartResult } from '../idempotency/idempotent-start.js';
 import type { ApiIdempotencySettings } from '../idempotency/settings.js';
 import { workflowIdForOrder, type OrderInput } from '../../domain/order-input.js';
@@ -71,7 +71,7 @@ export function orderResponseBody(orderId: string, order: OrderRequest, payment:
  * stored: the row stays pending with its order ID and its lease is freed, so the same request
  * again attaches to the same update and answers 201 with the outcome once it is known.
  */
-export async function createOrder(deps: CreateOrderDeps, scope: IdempotencyScope, order: OrderRequest): Promise<ApiAnswer> {
+export async function createOrder(deps: CreateOrderDeps, scope: TenantIdempotencyKey, order: OrderRequest): Promise<ApiAnswer> {
   return startUnderIdempotencyKey({ db: deps.db, settings: deps.idempotency }, scope, {
     requestHash: requestHash(order),
     resourceType: 'order',
@@ -103,6 +103,6 @@ export async function createOrder(deps: CreateOrderDeps, scope: IdempotencyScope
 }
 
 /** One update per Idempotency-Key: a retried request attaches to it instead of running another. */
-export function paymentOutcomeUpdateId(scope: IdempotencyScope): string {
+export function paymentOutcomeUpdateId(scope: TenantIdempotencyKey): string {
   return `${scope.tenantId}/${scope.operation}/${scope.key}`;
 }

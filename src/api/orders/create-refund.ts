@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
-import type { IdempotencyScope } from '../idempotency/api-idempotency-store.js';
+import type { TenantIdempotencyKey } from '../idempotency/api-idempotency-store.js';
 import { startUnderIdempotencyKey, type ApiAnswer, type StartResult } from '../idempotency/idempotent-start.js';
 import { requestHash } from '../../money/idempotency/request-hash.js';
 import { MERCHANT_REFUND_WORKFLOW_PREFIX, type merchantRefund } from '../../workflows/merchant-refund.js';
@@ -21,7 +21,7 @@ export function merchantRefundWorkflowId(orderId: string, refundRequestId: strin
  */
 export async function createRefund(
   deps: CreateOrderDeps,
-  scope: IdempotencyScope,
+  scope: TenantIdempotencyKey,
   refund: { orderId: string; amount: number; currency: string },
 ): Promise<ApiAnswer> {
   return startUnderIdempotencyKey({ db: deps.db, settings: deps.idempotency }, scope, {
