@@ -1,7 +1,7 @@
 // The inputs and answers the workflow and the activities exchange: the activities' public types.
 import type { OrderInput } from '../domain/order-input.js';
 import type { OrderStatus } from '../domain/order-result.js';
-import type { Capture, Hold, SettlingAuthorization } from '../money/payments/payment-protocol.js';
+import type { Hold, SettlingAuthorization } from '../money/payments/payment-protocol.js';
 
 export type { Capture, Hold, SettlingAuthorization } from '../money/payments/payment-protocol.js';
 
@@ -60,8 +60,6 @@ export interface CapturePaymentInput extends Keyed {
   workflowId: string;
   hold: Hold;
 }
-
-export type CaptureResult = Capture;
 
 export interface VoidAuthorizationInput extends Keyed {
   orderId: string;

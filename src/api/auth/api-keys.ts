@@ -81,12 +81,6 @@ export async function lookupApiKey(db: Queryable, key: string): Promise<ApiKeyLo
   return { status: 'active', tenantId: row.tenant_id };
 }
 
-/** The tenant of an active key, or null for an unknown or revoked one. */
-export async function tenantForApiKey(db: Queryable, key: string): Promise<string | null> {
-  const found = await lookupApiKey(db, key);
-  return found.status === 'active' ? found.tenantId : null;
-}
-
 /** A key as an operator sees it: never the key itself, which is not stored. */
 export interface ApiKeyListing {
   prefix: string;

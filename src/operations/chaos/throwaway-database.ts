@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../../platform/db/migrate.js';
 import { createPool } from '../../platform/db/pool.js';
+import { redact } from '../../platform/tools/postgres.js';
 
 /** The local trust-auth server, used when DATABASE_URL does not name one. */
 export const LOCAL_SERVER_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -61,10 +62,4 @@ async function withAdmin<T>(url: string, work: (client: pg.Client) => Promise<T>
   } finally {
     await client.end();
   }
-}
-
-function redact(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password) parsed.password = '***';
-  return parsed.toString();
 }

@@ -3,7 +3,7 @@
 import { ensureDatabase, findPostgres, type PostgresServer } from '../../platform/tools/postgres.js';
 import { PORT_HINTS } from './stack-options.js';
 
-export { isReachable, redact } from '../../platform/tools/postgres.js';
+export { isReachable } from '../../platform/tools/postgres.js';
 
 export interface RunningPostgres {
   /** The URL the worker and the demo connect with. */
