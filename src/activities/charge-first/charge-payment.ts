@@ -12,6 +12,7 @@ import {
   StripeInvalidRequestError,
   type OrderPaymentError,
 } from '../../domain/failures.js';
+import { ChargeFirstActivityId } from '../../domain/activity-ids.js';
 import type { OrderInput } from '../../domain/order-input.js';
 import { failpoint } from '../../platform/failpoint.js';
 import {
@@ -154,7 +155,7 @@ function paymentIntentParams({ order, workflowId, originalRunId }: ChargePayment
       customer_id: order.customerId,
       workflow_id: workflowId,
       run_id: originalRunId,
-      activity_id: 'charge-payment',
+      activity_id: ChargeFirstActivityId.chargePayment,
     },
   };
 }

@@ -12,9 +12,10 @@ import { setOrderStatus } from '../../orders/orders.js';
 import { classifyStripeError } from '../../money/stripe/error-classification.js';
 import { findSucceededPaymentIntent } from '../../money/stripe/order-search.js';
 import { currentActivityKey } from '../activity-key.js';
+import { CHARGE_SCOPE, type StoredCharge } from './charge-payment.js';
 import { settleCharge } from './settle-payment.js';
 import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from '../deps.js';
-import type { ChargeResult, RefundPaymentInput, RefundResult } from './types.js';
+import type { RefundPaymentInput, RefundResult } from './types.js';
 import { countReplay } from '../../platform/telemetry/activity-metrics.js';
 
 const SCOPE = 'stripe.refund';
@@ -96,11 +97,7 @@ async function resolveCharge(
   keyRetentionMs: number,
   cancelSettlingKey: string,
 ): Promise<ResolvedCharge> {
-  const record = await readKey<ChargeResult | { failure: string; paymentIntentId?: string | null }>(
-    deps.db,
-    'stripe.charge',
-    chargeKey,
-  );
+  const record = await readKey<StoredCharge>(deps.db, CHARGE_SCOPE, chargeKey);
   const stored = record?.result;
   if (record?.state === 'completed' && stored && !('failure' in stored)) {
     return { charged: true, ...stored, resolvedBy: 'ledger' };
@@ -109,7 +106,7 @@ async function resolveCharge(
     return resolveSettling(deps, orderId, chargeKey, stored.paymentIntentId, cancelSettlingKey);
   }
   if (record?.state === 'failed' && stored && 'failure' in stored) {
-    const cancellable = stored.failure === FailureType.PaymentIncomplete ? (stored.paymentIntentId ?? null) : null;
+    const cancellable = stored.failure === FailureType.PaymentIncomplete ? stored.paymentIntentId : null;
     return { charged: false, paymentIntentToCancel: cancellable };
   }
   // Pending or never registered: only Stripe knows.
@@ -122,8 +119,8 @@ async function resolveCharge(
     return { charged: true, paymentIntentId: intent.id, amount: intent.amount, currency: intent.currency, resolvedBy: 'stripe-search' };
   }
   const fenced = await withTransaction(deps.db, (client) =>
-    fenceKey<ChargeResult | { failure: string }>(client, {
-      scope: 'stripe.charge',
+    fenceKey<StoredCharge>(client, {
+      scope: CHARGE_SCOPE,
       key: chargeKey,
       retentionMs: keyRetentionMs,
       result: { failure: FailureType.ChargeAttemptExpired, fenced: true, reason: 'compensated before the charge completed' },
