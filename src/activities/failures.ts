@@ -1,10 +1,8 @@
 // Maps what an activity body throws to what Temporal records: the domain's final errors become
 // non-retryable ApplicationFailures of their type; anything else is retried.
 import { ApplicationFailure } from '@temporalio/common';
-import { DatabaseError } from 'pg';
 import { OrderPaymentError, UniquenessGuardError } from '../domain/failures.js';
-
-const UNIQUE_VIOLATION = '23505';
+import { isUniqueViolation } from '../platform/db/unique-violation.js';
 
 /**
  * Turns the domain's final errors into non-retryable ApplicationFailures the workflow branches
@@ -19,7 +17,7 @@ export function toActivityFailure(error: unknown): unknown {
 
 /** A uniqueness constraint that held where no domain error names it: retrying would meet it again. */
 function uniquenessGuardOf(error: unknown): UniquenessGuardError | null {
-  if (!(error instanceof DatabaseError) || error.code !== UNIQUE_VIOLATION) return null;
+  if (!isUniqueViolation(error)) return null;
   return new UniquenessGuardError(error.constraint ?? 'unknown', error.detail ?? error.message);
 }
 

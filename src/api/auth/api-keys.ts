@@ -2,6 +2,7 @@
 // stored), look up, list and revoke.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../../platform/db/queryable.js';
+import { isUniqueViolation } from '../../platform/db/unique-violation.js';
 
 /** Tenant IDs follow the same shape as the other identifiers in this project. */
 export const TENANT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
@@ -10,7 +11,6 @@ const KEY_PREFIX = 'opk_';
 /** What `keys list` shows and `keys revoke --prefix` takes: `opk_` and the key's next 6 characters. */
 export const API_KEY_PREFIX_PATTERN = /^opk_[A-Za-z0-9_-]{6}$/;
 
-const UNIQUE_VIOLATION = '23505';
 /** Drawing a prefix that is taken twice in a row means something other than chance is wrong. */
 const CREATE_ATTEMPTS = 3;
 
@@ -43,8 +43,7 @@ export function hashApiKey(key: string): string {
 }
 
 function isPrefixTaken(error: unknown): boolean {
-  const pg = error as { code?: unknown; constraint?: unknown };
-  return pg.code === UNIQUE_VIOLATION && pg.constraint === 'api_keys_key_prefix_key';
+  return isUniqueViolation(error, 'api_keys_key_prefix_key');
 }
 
 /** Creates a key for the tenant, stores only its hash, and returns the key: the one time it exists in clear. */

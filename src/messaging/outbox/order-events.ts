@@ -1,6 +1,7 @@
 // The outbox's writers: each order event written in the transaction of the change it announces.
-import { DatabaseError, type PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
 import { FAILED_ORDER_STATUSES, type OrderEventType } from '../order-event.js';
+import { isUniqueViolation } from '../../platform/db/unique-violation.js';
 import { activeTraceCarrier } from '../../platform/telemetry/trace-propagation.js';
 
 /**
@@ -50,7 +51,6 @@ export function announceOrderRefunded(client: PoolClient, orderId: string, refun
 
 /** The index that allowed one event of each type per order (migration 004), dropped by migration 015. */
 const ONE_EVENT_PER_KIND_INDEX = 'outbox_one_event_per_kind';
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * The database still has the index that allows one event of each type per order: migration 015
@@ -81,7 +81,7 @@ export async function announceMerchantRefund(
   try {
     return await insertOrderEvent(client, 'order.merchant_refunded', orderId, refund, null, refundRequestId);
   } catch (error) {
-    if (error instanceof DatabaseError && error.code === UNIQUE_VIOLATION && error.constraint === ONE_EVENT_PER_KIND_INDEX) {
+    if (isUniqueViolation(error, ONE_EVENT_PER_KIND_INDEX)) {
       throw new OutboxContractPendingError(orderId);
     }
     throw error;
