@@ -11,16 +11,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { toActivityFailure } from '../../src/activities/failures.js';
 import type { MerchantRefundInput, MerchantRefundResult } from '../../src/activities/merchant-refund.js';
+import type { IdempotencyScope } from '../../src/money/idempotency/activity-idempotency-store.js';
 import { merchantRefundWorkflowId } from '../../src/api/orders/create-refund.js';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { FailureType } from '../../src/domain/failures.js';
-import { orderEventSchema } from '../../src/messaging/order-event.js';
 import { announceMerchantRefund, announceOrderPaid, OutboxContractPendingError } from '../../src/messaging/outbox/order-events.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { migrate, MIGRATIONS_DIR } from '../../src/platform/db/migrate.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import type { merchantRefund } from '../../src/workflows/merchant-refund.js';
 import { createTestDatabase } from '../support/database.js';
+import { keyRecord as keyRecordOf, ledgerTransactions, outboxEvents } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { resetWorkflow } from '../support/temporal-cli.js';
 
@@ -57,34 +58,17 @@ function runRefund(input: MerchantRefundInput): Promise<MerchantRefundResult> {
   ).run(activities.merchantRefund, input);
 }
 
+/** The order's ledger refunds, oldest first. */
 async function ledgerRefunds(orderId: string) {
-  const { rows } = await harness.db.pool.query<{ stripe_object_id: string; amount_minor: string }>(
-    `select stripe_object_id, amount_minor from ledger_transactions where order_id = $1 and kind = 'refund' order by id`,
-    [orderId],
-  );
-  return rows.map((row) => ({ refundId: row.stripe_object_id, amount: Number(row.amount_minor) }));
-}
-
-async function outboxEvents(orderId: string) {
-  const { rows } = await harness.db.pool.query<{ event_type: string; event_key: string; payload: Record<string, unknown> }>(
-    'select event_type, event_key, payload from outbox where order_id = $1 order by id',
-    [orderId],
-  );
-  for (const row of rows) orderEventSchema.parse(row.payload);
-  return rows;
+  const transactions = await ledgerTransactions(harness.db.pool, orderId);
+  return transactions.filter((row) => row.kind === 'refund').map((row) => ({ refundId: row.stripe_object_id, amount: row.amount_minor }));
 }
 
 async function merchantRefundEvents(orderId: string) {
-  return (await outboxEvents(orderId)).filter((row) => row.event_type === 'order.merchant_refunded');
+  return (await outboxEvents(harness.db.pool, orderId)).filter((row) => row.event_type === 'order.merchant_refunded');
 }
 
-async function keyRecord(scope: string, key: string) {
-  const { rows } = await harness.db.pool.query<{ state: string; attempts: number }>(
-    'select state, attempts from activity_idempotency where scope = $1 and idempotency_key = $2',
-    [scope, key],
-  );
-  return rows[0];
-}
+const keyRecord = (scope: IdempotencyScope, key: string) => keyRecordOf(harness.db.pool, scope, key);
 
 const stripeRequests = () => harness.emulator.counters().requests;
 
@@ -105,7 +89,7 @@ describe('a merchant refund goes through the activity idempotency store and writ
     expect(await keyRecord('merchant_refund.request', `${orderId}/${input.refundRequestId}`)).toMatchObject({ state: 'completed' });
     expect((await stripeObjectsFor(harness.stripe, orderId)).refunds.map((refund) => refund.id)).toEqual([first.refundId]);
     expect(await ledgerRefunds(orderId)).toEqual([{ refundId: first.refundId, amount: 1000 }]);
-    const events = await outboxEvents(orderId);
+    const events = await outboxEvents(harness.db.pool, orderId);
     expect(events.map((event) => [event.event_type, event.event_key])).toEqual([
       ['order.paid', ''],
       ['order.merchant_refunded', input.refundRequestId],
@@ -194,7 +178,7 @@ describe('a merchant refund goes through the activity idempotency store and writ
       { refundId: refundA.refundId, amount: 1000 },
       { refundId: refundB.refundId, amount: 700 },
     ]);
-    const events = await outboxEvents(orderId);
+    const events = await outboxEvents(harness.db.pool, orderId);
     expect(events.map((event) => [event.event_type, event.event_key, event.payload.refund_id, event.payload.amount_minor])).toEqual([
       ['order.paid', '', null, 2500],
       ['order.merchant_refunded', a.refundRequestId, refundA.refundId, 1000],

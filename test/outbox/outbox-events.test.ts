@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
-import { orderEventSchema } from '../../src/messaging/order-event.js';
+import { outboxEvents } from '../support/order-state.js';
 import { announceOrderPaid, announceOrderRefunded } from '../../src/messaging/outbox/order-events.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
@@ -15,14 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => harness.close());
 
-async function outboxFor(orderId: string) {
-  const { rows } = await harness.db.pool.query<{ id: number; event_type: string; payload: Record<string, unknown> }>(
-    'select id, event_type, payload from outbox where order_id = $1 order by id',
-    [orderId],
-  );
-  for (const row of rows) orderEventSchema.parse(row.payload);
-  return rows;
-}
+const outboxFor = (orderId: string) => outboxEvents(harness.db.pool, orderId);
 
 describe('outbox rows are written with the transactions that change an order', () => {
   it('a completed order announces order.paid once, with the charge it made', async () => {

@@ -1,5 +1,6 @@
 // Test support: reads what PostgreSQL holds for one order (order row, ledger, stock, idempotency
-// key, hold memo) with plain SQL.
+// key, hold memo, outbox events) with plain SQL.
+import { orderEventSchema } from '../../src/messaging/order-event.js';
 import type { Queryable } from '../../src/platform/db/queryable.js';
 import type { IdempotencyScope, KeyState } from '../../src/money/idempotency/activity-idempotency-store.js';
 
@@ -17,6 +18,16 @@ export async function ledgerTransactions(db: Queryable, orderId: string) {
     'select kind, amount_minor::integer as amount_minor, stripe_object_id from ledger_transactions where order_id = $1 order by id',
     [orderId],
   );
+  return rows;
+}
+
+/** The order's outbox rows, oldest first; each payload must parse as the published contract. */
+export async function outboxEvents(db: Queryable, orderId: string) {
+  const { rows } = await db.query<{ id: number; event_type: string; event_key: string; payload: Record<string, unknown> }>(
+    'select id, event_type, event_key, payload from outbox where order_id = $1 order by id',
+    [orderId],
+  );
+  for (const row of rows) orderEventSchema.parse(row.payload);
   return rows;
 }
 
