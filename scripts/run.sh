@@ -7,6 +7,11 @@
 #                        the environment does not already set it.
 #   anything else        tsx on the TypeScript in src/, as in development.
 #
+# RUN_FROM=dist or RUN_FROM=src overrides that choice of code (and only that): `npm run soak` runs
+# its workers as `RUN_FROM=dist sh scripts/run.sh worker`, the production build with the
+# production memory defaults, without NODE_ENV=production (which refuses the soak's short
+# retention horizons).
+#
 # The service replaces this shell (exec), so the process npm waits on is the service itself:
 # signals reach it directly, and no launcher process holds memory beside it.
 set -eu
@@ -27,7 +32,19 @@ root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 # The node that runs npm, as npm names it; plain `node` when run by hand.
 node=${npm_node_execpath:-node}
 
-if [ "${NODE_ENV:-}" != production ]; then
+from=${RUN_FROM:-}
+if [ -z "$from" ]; then
+  if [ "${NODE_ENV:-}" = production ]; then from=dist; else from=src; fi
+fi
+case "$from" in
+  dist|src) ;;
+  *)
+    echo "scripts/run.sh: RUN_FROM must be dist or src, got '$from'" >&2
+    exit 2
+    ;;
+esac
+
+if [ "$from" = src ]; then
   if [ ! -x "$root/node_modules/.bin/tsx" ]; then
     echo "$service: tsx is not installed (npm ci installs it); to run the build in dist/, set NODE_ENV=production" >&2
     exit 2

@@ -5,11 +5,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { execa } from 'execa';
 import { ensureTemporalCli, oneLine } from './platform/tools/bootstrap.js';
 import { describeMachine, gitCommit } from './platform/tools/run-provenance.js';
 import { runSoak, soakPlan } from './operations/chaos/soak.js';
 import { formatSoakSummary } from './operations/chaos/soak-summary.js';
+import type { WorkerCode } from './operations/chaos/worker-fleet.js';
 
 /** Exit codes CI can branch on. */
 const Exit = { pass: 0, fail: 1, badArguments: 2, couldNotRun: 3 } as const;
@@ -44,6 +46,11 @@ const program = new Command('soak')
   .option('--drain <seconds>', 'how long after the load every order must have ended', number('--drain', 1, 86_400, true), 150)
   .option('--out <file>', 'where to write the JSON summary (default bench/results/soak-<date>-<sha>.json)')
   .option('--no-write', 'print the results without writing a file')
+  .addOption(
+    new Option('--worker <code>', "the workers' code: build (npm run build, then dist/ through the production launcher with its memory defaults) or source (tsx on src/)")
+      .choices(['build', 'source'])
+      .default('build'),
+  )
   .option('--keep', 'keep the database and the logs', false)
   .option('--json', 'print the summary as JSON instead of the table', false)
   .exitOverride((error) => process.exit(error.exitCode === 0 ? Exit.pass : Exit.badArguments))
@@ -61,6 +68,7 @@ interface Flags {
   drain: number;
   out?: string;
   write: boolean;
+  worker: WorkerCode;
   keep: boolean;
   json: boolean;
 }
@@ -72,6 +80,14 @@ async function main(): Promise<number> {
     console.error(`soak: the run could not be set up: ${oneLine(error)}`);
     process.exit(Exit.couldNotRun);
   });
+  if (flags.worker === 'build') {
+    say('npm run build (the workers run the compiled dist/, as in production)');
+    const build = await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, reject: false, all: true });
+    if (build.exitCode !== 0) {
+      console.error(`soak: the run could not be set up: npm run build failed (exit ${String(build.exitCode)}): ${build.all.trim().split('\n').slice(-3).join(' / ')}`);
+      return Exit.couldNotRun;
+    }
+  }
   const startedAt = new Date();
   const loadBefore = os.loadavg();
   const options = {
@@ -84,6 +100,7 @@ async function main(): Promise<number> {
     ...(flags.retentionSeconds !== undefined && { retentionSeconds: flags.retentionSeconds }),
     maxLagSeconds: flags.maxLag,
     drainSeconds: flags.drain,
+    workerCode: flags.worker,
     keep: flags.keep,
     say,
   };

@@ -26,10 +26,14 @@ describe('soak', () => {
       drainSeconds: 90,
       temporal: { address: inject('temporalAddress'), cli: inject('temporalCli') },
       workflowBundlePath: inject('workflowBundlePath'),
+      // tsx on src/: dist/ is built (and emptied first) by the production-build test, which also
+      // starts the soak's build workers (test/integration/production-build.test.ts).
+      workerCode: 'source',
     });
     const text = formatSoakSummary(summary);
 
     expect(summary.options.orders, text).toBe(100);
+    expect(summary.options.worker, text).toBe('node --import tsx src/worker.ts');
     expect(summary.chaos.violations, text).toEqual([]);
     expect(summary.chaos.unfinished, text).toBe(0);
     expect(summary.verdicts.violations.met, text).toBe(true);

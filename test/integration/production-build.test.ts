@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProductionWorker, type ProductionWorker } from '../../bench/production-worker.js';
+import { WorkerFleet, workerCommand } from '../../src/operations/chaos/worker-fleet.js';
 import { startSagaHarness, STRIPE_TEST_KEY, type SagaHarness } from '../support/saga-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -71,6 +72,45 @@ describe('the production build', () => {
       await worker?.stop();
     }
   }, 420_000);
+
+  it("runs the soak's workers from the build with the production memory defaults, accepting the soak-only horizon that NODE_ENV=production refuses", async () => {
+    // Needs the dist/ the test above built (tests in a file run in order).
+    const logDir = await mkdtemp(path.join(scratch, 'fleet-'));
+    const fleet = new WorkerFleet(
+      1,
+      {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? os.tmpdir(),
+        DATABASE_URL: harness.db.url,
+        STRIPE_SECRET_KEY: STRIPE_TEST_KEY,
+        STRIPE_API_BASE: harness.emulator.url,
+        TEMPORAL_ADDRESS: harness.temporalAddress,
+        TEMPORAL_TASK_QUEUE: harness.taskQueue,
+        WORKFLOW_BUNDLE_PATH: path.join(ROOT, 'dist', 'workflow-bundle.js'),
+        RETENTION_SOAK_HORIZON_SECONDS: '60',
+      },
+      logDir,
+      'build',
+    );
+    try {
+      await fleet.start();
+      const [running] = fleet.processes();
+      expect(running?.ready).toBe(true);
+      // The PID the fleet kills and samples is node itself, on the compiled worker.
+      const cmdline = (await readFile(`/proc/${String(running?.pid)}/cmdline`, 'utf8')).split('\0').join(' ');
+      expect(cmdline).toMatch(/--max-old-space-size=\d+ --max-semi-space-size=\d+ \S*\/dist\/worker\.js/);
+      const environ = (await readFile(`/proc/${String(running?.pid)}/environ`, 'utf8')).split('\0');
+      expect(environ).toContain('MALLOC_ARENA_MAX=2');
+      expect(environ).not.toContain('NODE_ENV=production');
+      expect(workerCommand('build').shown).toBe('RUN_FROM=dist sh scripts/run.sh worker');
+
+      const order = await harness.newOrder();
+      const started = await harness.start(order);
+      expect((await started.handle.result()).status).toBe('completed');
+    } finally {
+      await fleet.stop();
+    }
+  }, 180_000);
 });
 
 /** A scratch project with the real launcher and stand-in entry points that report how they were started. */
@@ -127,6 +167,22 @@ describe('the launcher (scripts/run.sh)', () => {
 
     const both = await launch(root, { NODE_ENV: 'production', NODE_OPTIONS: '--max_semi_space_size=16 --max-old-space-size=512' });
     expect(JSON.parse(both.stdout)).toEqual({ execArgv: [], argv: [], arenas: '2' });
+  });
+
+  it('RUN_FROM=dist runs the build with its memory defaults outside production; RUN_FROM=src runs tsx in production; anything else is one line and exit 2', async () => {
+    const built = await scratchProject('run-from-dist', { dist: true });
+    const fromDist = await launch(built, { RUN_FROM: 'dist' });
+    expect(fromDist.exitCode, fromDist.stderr).toBe(0);
+    expect(JSON.parse(fromDist.stdout)).toMatchObject({ execArgv: [expect.stringMatching(/^--max-old-space-size=/), expect.stringMatching(/^--max-semi-space-size=/)], arenas: '2' });
+
+    const source = await scratchProject('run-from-src', { src: true });
+    const fromSrc = await launch(source, { NODE_ENV: 'production', RUN_FROM: 'src' });
+    expect(fromSrc.exitCode, fromSrc.stderr).toBe(0);
+    expect((JSON.parse(fromSrc.stdout) as { started: string }).started).toBe('tsx');
+
+    const wrong = await launch(built, { RUN_FROM: 'build' });
+    expect(wrong.exitCode).toBe(2);
+    expect(wrong.stderr).toBe("scripts/run.sh: RUN_FROM must be dist or src, got 'build'");
   });
 
   it('outside production runs the TypeScript source through tsx, with no memory defaults', async () => {

@@ -24,7 +24,7 @@ import { countRetries, type RetryCounts } from './retry-counts.js';
 import { installStripeFaults, stripeFaultCounts, type StripeFaultCounts } from './stripe-faults.js';
 import { createThrowawayDatabase } from './throwaway-database.js';
 import { paymentOutcomeUpdate, type orderPaymentSaga } from '../../workflows/index.js';
-import { WorkerFleet, type FleetCounts } from './worker-fleet.js';
+import { WorkerFleet, type FleetCounts, type WorkerCode } from './worker-fleet.js';
 import { resetWorkflow, type ResetOutcome, type ResetType } from './workflow-reset.js';
 
 const STRIPE_KEY = 'sk_test_order_payments_chaos';
@@ -61,6 +61,8 @@ export interface ChaosOptions {
   spareSlots?: number[] | undefined;
   /** More environment for the workers (a soak's short retention horizons). */
   workerEnv?: Record<string, string> | undefined;
+  /** The code the workers run: `source` (tsx, the default) or `build` (dist/ through the production launcher; build it first). */
+  workerCode?: WorkerCode | undefined;
   /** Names the database, the task queue and the log directory. Default chaos. */
   label?: string | undefined;
   /**
@@ -165,6 +167,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ...options.workerEnv,
       },
       logDir,
+      options.workerCode ?? 'source',
     );
     cleanups.push(() => fleet.stop());
     say(`starting ${workerCount} worker processes (logs in ${logDir})`);

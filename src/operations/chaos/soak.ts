@@ -18,6 +18,7 @@ import { createOutboxMetrics } from '../../platform/telemetry/messaging-metrics.
 import { findNats } from '../../platform/tools/nats.js';
 import { runChaos, type ChaosReport, type ChaosRunContext } from './chaos-run.js';
 import { countSoakTables, REAPED_SOAK_TABLES, type SoakTable } from './soak-tables.js';
+import { workerCommand, type WorkerCode } from './worker-fleet.js';
 
 /** The worker slot that is never killed: its memory over the run is what the RSS target judges. */
 const LONG_LIVED_SLOT = 0;
@@ -49,6 +50,12 @@ export interface SoakOptions {
   drainSeconds?: number;
   temporal?: { address: string; cli: string } | undefined;
   workflowBundlePath?: string | undefined;
+  /**
+   * The code the workers run. Default `build`: the compiled dist/ through the production launcher,
+   * with its memory defaults, so the RSS target judges the worker that ships (`npm run build`
+   * first; `npm run soak` does). `source`: tsx on src/, as developers run it.
+   */
+  workerCode?: WorkerCode;
   keep?: boolean;
   say?: (line: string) => void;
 }
@@ -97,6 +104,8 @@ export interface SoakSummary {
     maxLagSeconds: number;
     rssTolerance: number;
     killEveryMs: [number, number];
+    /** The command each worker ran (workerCommand). */
+    worker: string;
     drainSeconds: number;
   };
   /** Seconds orders were offered for, and the whole run. */
@@ -131,11 +140,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
   const rssTolerance = options.rssTolerance ?? 0.15;
   const killEveryMs = options.killEveryMs ?? [10_000, 20_000];
   const drainSeconds = options.drainSeconds ?? 150;
+  const workerCode = options.workerCode ?? 'build';
   const samples: SoakSample[] = [];
 
   say(
     `${plan.orders} orders at ${options.ratePerSecond}/s (${plan.loadSeconds} s of load), retention horizons ${plan.retentionSeconds} s ` +
-      `(reaper every ${plan.reapEveryMs / 1000} s), a sample every ${sampleEveryMs / 1000} s`,
+      `(reaper every ${plan.reapEveryMs / 1000} s), a sample every ${sampleEveryMs / 1000} s; workers: ${workerCommand(workerCode).shown}`,
   );
   const report = await runChaos({
     orders: plan.orders,
@@ -147,6 +157,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
     killEveryMs,
     spareSlots: [LONG_LIVED_SLOT],
     workerEnv: { RETENTION_SOAK_HORIZON_SECONDS: String(plan.retentionSeconds) },
+    workerCode,
     label: 'soak',
     temporal: options.temporal,
     workflowBundlePath: options.workflowBundlePath,
@@ -172,6 +183,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakSummary> {
       rssTolerance,
       killEveryMs,
       drainSeconds,
+      worker: workerCommand(workerCode).shown,
     },
     seconds: { load: plan.loadSeconds, total: report.seconds.total },
     samples,

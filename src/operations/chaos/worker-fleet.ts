@@ -1,5 +1,6 @@
-// The chaos run's worker processes (src/worker.ts as operators run it) in fixed slots that are
-// refilled when a worker is killed; logs each to a file and counts Postgres-answered replays.
+// The chaos run's worker processes (src/worker.ts as developers run it, or the production build
+// through its launcher) in fixed slots that are refilled when a worker is killed; logs each to a
+// file and counts Postgres-answered replays.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,7 @@ import { execa, type ResultPromise } from 'execa';
 
 const PROJECT_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const WORKER_ENTRY = path.join(PROJECT_ROOT, 'src', 'worker.ts');
+const LAUNCHER = path.join(PROJECT_ROOT, 'scripts', 'run.sh');
 const READY_TIMEOUT_MS = 120_000;
 const MAX_UNEXPECTED_EXITS = 20;
 const TAIL_LINES = 12;
@@ -46,9 +48,26 @@ export interface FleetCounts {
 }
 
 /**
- * Worker processes exactly as operators run them (`src/worker.ts`, its own process, configured by
- * the environment), kept at a fixed number of slots: a slot whose worker is killed is refilled.
- * Their JSON log lines go to one file per process; a few messages are counted on the way.
+ * Which code a fleet's workers run:
+ * - `source`: `node --import tsx src/worker.ts`, as in development (no build needed);
+ * - `build`: the compiled `dist/worker.js` through the production launcher (`RUN_FROM=dist sh
+ *   scripts/run.sh worker`), so with the production memory defaults (the heap caps and
+ *   MALLOC_ARENA_MAX); `npm run build` first. The launcher `exec`s node, so the PID the fleet
+ *   kills and measures is the worker itself.
+ */
+export type WorkerCode = 'source' | 'build';
+
+/** How the fleet starts a worker of that code. */
+export function workerCommand(code: WorkerCode): { file: string; args: string[]; env: Record<string, string>; shown: string } {
+  return code === 'build'
+    ? { file: 'sh', args: [LAUNCHER, 'worker'], env: { RUN_FROM: 'dist' }, shown: 'RUN_FROM=dist sh scripts/run.sh worker' }
+    : { file: process.execPath, args: ['--import', 'tsx', WORKER_ENTRY], env: {}, shown: 'node --import tsx src/worker.ts' };
+}
+
+/**
+ * Worker processes as operators run them (their own process, configured by the environment),
+ * kept at a fixed number of slots: a slot whose worker is killed is refilled. Their JSON log
+ * lines go to one file per process; a few messages are counted on the way.
  */
 export class WorkerFleet {
   readonly #slots: (RunningWorker | null)[];
@@ -65,6 +84,7 @@ export class WorkerFleet {
     size: number,
     private readonly env: Record<string, string>,
     private readonly logDir: string,
+    private readonly code: WorkerCode = 'source',
   ) {
     this.#slots = Array.from({ length: size }, () => null);
   }
@@ -124,11 +144,13 @@ export class WorkerFleet {
   async #launch(slot: number): Promise<void> {
     const generation = this.#counts.started++;
     const log = createWriteStream(path.join(this.logDir, `worker-${slot}-${generation}.log`));
-    // node --import tsx, not the tsx binary: the PID killed is the worker itself.
-    const child = execa(process.execPath, ['--import', 'tsx', WORKER_ENTRY], {
+    // node --import tsx, not the tsx binary, or the launcher that execs node: either way the
+    // PID killed is the worker itself.
+    const command = workerCommand(this.code);
+    const child = execa(command.file, command.args, {
       cwd: PROJECT_ROOT,
       // Several workers on one machine: no metrics endpoint each, unless the run names one.
-      env: { WORKER_METRICS_PORT: '0', ...this.env },
+      env: { WORKER_METRICS_PORT: '0', ...command.env, ...this.env },
       extendEnv: false,
       stdin: 'ignore',
       buffer: false,
