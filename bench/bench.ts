@@ -385,6 +385,10 @@ async function measureAtScale(options: {
     onProgress: (seeded, total) => say(`  ${seeded.toLocaleString('en-US')} of ${total.toLocaleString('en-US')}`),
   });
   say(`  seeded in ${(seed.elapsedMs / 1000).toFixed(0)} s; database ${(seed.databaseBytes / MB).toFixed(0)} MB`);
+  // The single writes first, on the database as the seed's vacuum and checkpoint left it, as the
+  // empty database's were measured with no saga load just before them.
+  const ledger = await runLedgerMicro({ databaseUrl: options.db.url, ...options.plan.ledger, prefix: 'micro-scale' });
+  say(`  ledger on the full database: idempotent posting ${ledger.idempotentFirstWrite.microseconds.toFixed(0)} µs, plain insert ${ledger.plainInsert.microseconds.toFixed(0)} µs`);
   const worker = await options.startWorker();
   try {
     await runClosedLoop({ concurrency: 16, total: options.plan.warmupOrders, runOne: options.run('scale-warm') });
@@ -396,7 +400,6 @@ async function measureAtScale(options: {
     }
     const saga = combine(samples);
     say(`  saga at 64 on the full database: ${saga.ordersPerSecond.toFixed(1)} orders/s, p50 ${saga.latencyMs.p50.toFixed(0)} ms`);
-    const ledger = await runLedgerMicro({ databaseUrl: options.db.url, ...options.plan.ledger, prefix: 'micro-scale' });
     const plans = await explainHotStatements(options.db.pool);
     say(formatHotStatementPlans(plans));
     const emptySaga = options.empty.saga?.ordersPerSecond ?? Number.NaN;
