@@ -8,6 +8,7 @@ import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tr
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { startWorkerProcess, stopWorkerProcesses } from '../support/worker-process.js';
+import { cardNumbersIn } from '../support/card-numbers.js';
 
 /**
  * Traces from the worker process (issue 15), in the local trace store (TRACE_FILE): a span per
@@ -47,22 +48,6 @@ function expectNoCustomerData(spans: readonly StoredSpan[], order: { paymentMeth
   // attributes are searched, with UUIDs (run IDs, keys) taken out: their groups can be all digits.
   expect(cardNumbersIn(JSON.stringify(spans.map((span) => span.attributes)))).toEqual([]);
   expect(spans.filter((span) => Object.keys(span.attributes).some((name) => name.startsWith('db.postgresql.values')))).toEqual([]);
-}
-
-/** Digit runs shaped like a card number (13-19 digits, perhaps grouped) that pass the Luhn check. */
-function cardNumbersIn(text: string): string[] {
-  const withoutUuids = text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, 'uuid');
-  const candidates = withoutUuids.match(/(?<![0-9a-f])\d(?:[ -]?\d){12,18}(?![0-9a-f])/gi) ?? [];
-  return candidates.filter((candidate) => {
-    const digits = candidate.replace(/\D/g, '');
-    let sum = 0;
-    for (let i = 0; i < digits.length; i++) {
-      let digit = Number(digits[digits.length - 1 - i]);
-      if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-      sum += digit;
-    }
-    return sum % 10 === 0;
-  });
 }
 
 beforeAll(async () => {
