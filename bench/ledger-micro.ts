@@ -1,5 +1,6 @@
 // The ledger micro-benchmark: the per-operation cost of an idempotent ledger posting, its replay,
 // and a plain insert without idempotency, in alternating rounds.
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createPool } from '../src/platform/db/pool.js';
 import { withTransaction } from '../src/platform/db/transaction.js';
@@ -81,7 +82,7 @@ export async function waitForQuietServer(pool: pg.Pool, options: { timeoutMs?: n
       [options.thisDatabaseOnly ?? false],
     );
     quietPolls = (rows[0]?.busy ?? 0) === 0 ? quietPolls + 1 : 0;
-    if (quietPolls < 3) await new Promise((resolve) => setTimeout(resolve, 500));
+    if (quietPolls < 3) await sleep(500);
   }
   return Date.now() - started;
 }

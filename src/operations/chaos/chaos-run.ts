@@ -167,7 +167,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         ...options.workerEnv,
       },
       logDir,
-      options.workerCode ?? 'source',
+      options.workerCode,
     );
     cleanups.push(() => fleet.stop());
     say(`starting ${workerCount} worker processes (logs in ${logDir})`);
