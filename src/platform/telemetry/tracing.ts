@@ -3,13 +3,13 @@
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { SpanStatusCode } from '@opentelemetry/api';
+import { SpanStatusCode, type Context } from '@opentelemetry/api';
 import { ExportResultCode, hrTimeToMilliseconds, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type ReadableSpan, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 
 /** Span attributes this project adds (the SDK's interceptor adds workflowId, runId, activityId). */
@@ -53,7 +53,7 @@ export function startTracing(
   if (!otlp && !file) return null;
   const exporter: SpanExporter = otlp ? new OTLPTraceExporter() : new JsonLinesSpanExporter(file as string);
   const resource = new Resource({ 'service.name': env.OTEL_SERVICE_NAME?.trim() || serviceName });
-  const spanProcessor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 });
+  const spanProcessor = new WithoutTransactionControl(new BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
   provider.register();
   const unregister = options.postgres === false ? () => undefined : instrumentPostgres(provider);
@@ -89,6 +89,38 @@ function instrumentPostgres(provider: NodeTracerProvider): () => void {
   });
   createRequire(import.meta.url)('pg');
   return unregister;
+}
+
+/**
+ * Passes every ended span on except a transaction's BEGIN and COMMIT: every multi-statement write
+ * runs in a transaction (src/platform/db/transaction.ts), so they were two of every five query
+ * spans, each saying only that the statements between them ran in one, which their parent span
+ * already shows. A ROLLBACK is kept: it is the one that says something went wrong. (Dropped at
+ * the processor, not by a sampler, so the standard OTEL_TRACES_SAMPLER variables keep working.)
+ */
+export class WithoutTransactionControl implements SpanProcessor {
+  constructor(private readonly next: SpanProcessor) {}
+
+  onStart(span: Span, parentContext: Context): void {
+    this.next.onStart(span, parentContext);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    if (!isTransactionControl(span)) this.next.onEnd(span);
+  }
+
+  forceFlush(): Promise<void> {
+    return this.next.forceFlush();
+  }
+
+  shutdown(): Promise<void> {
+    return this.next.shutdown();
+  }
+}
+
+/** A query span of a bare BEGIN or COMMIT (the pg instrumentation names a span `pg.query:<COMMAND> <database>`). */
+export function isTransactionControl(span: Pick<ReadableSpan, 'name'>): boolean {
+  return /^pg\.query:(BEGIN|COMMIT)( |$)/.test(span.name);
 }
 
 /** One span as the local trace store keeps it. */
