@@ -92,8 +92,11 @@ async function main(): Promise<void> {
     const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'order-payments-bench-'));
     cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
     say('bundling the saga and the baseline workflow');
-    const [sagaBundle, baselineBundle] = await Promise.all([
-      bundleWorkflows(path.join(bundleDir, 'saga.js')),
+    // The saga runs on the bundle a production worker loads with tracing off; the telemetry
+    // comparison turns tracing on as a production worker does, with the traced bundle.
+    const [sagaBundle, tracedSagaBundle, baselineBundle] = await Promise.all([
+      bundleWorkflows(path.join(bundleDir, 'saga.js'), { traced: false }),
+      bundleWorkflows(path.join(bundleDir, 'saga-traced.js'), { traced: true }),
       bundleBaseline(path.join(bundleDir, 'baseline.js')),
     ]);
     await db.pool.query(
@@ -169,7 +172,7 @@ async function main(): Promise<void> {
         const [off, on] = await Promise.all([
           startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-unobserved-${tag}` }),
           startBenchWorker({
-            ...workerEnv('saga', sagaBundle),
+            ...workerEnv('saga', tracedSagaBundle),
             TEMPORAL_TASK_QUEUE: `bench-observed-${tag}`,
             BENCH_METRICS_PORT: String(await findFreePort()),
             BENCH_TRACE_FILE: traceFile,
@@ -469,8 +472,9 @@ async function measureScaleOut(options: {
 
 /**
  * The saga's throughput with the worker's telemetry on (the SDK's Prometheus exporter serving,
- * the saga's metrics emitted, every span written to a local trace store, as `npm run stack` runs
- * it) against the same worker build with it off, in alternating rounds on the same database.
+ * the saga's metrics emitted, the traced workflow bundle, every span written to a local trace
+ * store, as `npm run stack` runs it) against the same worker with it off (the untraced bundle, as
+ * a production worker with tracing off loads), in alternating rounds on the same database.
  * Both are fresh processes started together and warmed alike, so neither gains from a longer
  * history (a warmer JIT, a grown heap) than the other.
  */

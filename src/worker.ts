@@ -17,7 +17,7 @@ import { createLogger, temporalLogger } from './platform/logger.js';
 import { ensureSchedules } from './operations/retention/schedules.js';
 import { loadRetentionSettings } from './operations/retention/settings.js';
 import { createStripeClient } from './money/stripe/client.js';
-import { DEFAULT_BUNDLE_PATH } from './platform/temporal/bundle-workflows.js';
+import { productionBundle } from './platform/temporal/bundle-workflows.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
 import { createOrderWorker } from './platform/temporal/order-worker.js';
 import { startTracing } from './platform/telemetry/tracing.js';
@@ -36,12 +36,15 @@ async function main(): Promise<void> {
     metrics: loadWorkerMetricsSettings,
     retention: loadRetentionSettings,
   });
-  // Production loads the workflow code bundled ahead of time (npm run build:workflows): the
-  // reviewed, replay-tested bytes, and a start in milliseconds instead of seconds.
+  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
+  const tracing = startTracing('order-payments-worker');
+  // Production loads the workflow code bundled ahead of time (npm run build): the reviewed,
+  // replay-tested bytes, and a start in milliseconds instead of seconds. The bundle with the
+  // workflow's tracing interceptors only when tracing is on: they cost memory and CPU per run.
   const bundlePath =
-    process.env.WORKFLOW_BUNDLE_PATH?.trim() || (process.env.NODE_ENV === 'production' ? DEFAULT_BUNDLE_PATH : undefined);
+    process.env.WORKFLOW_BUNDLE_PATH?.trim() || (process.env.NODE_ENV === 'production' ? productionBundle(tracing !== null) : undefined);
   if (bundlePath && !existsSync(bundlePath)) {
-    throw new ConfigError([`WORKFLOW_BUNDLE_PATH: no workflow bundle at ${bundlePath}: run npm run build:workflows`]);
+    throw new ConfigError([`WORKFLOW_BUNDLE_PATH: no workflow bundle at ${bundlePath}: run npm run build`]);
   }
 
   // SIGINT and SIGTERM begin a graceful shutdown: polling stops, in-flight activities get the
@@ -56,9 +59,6 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
-  const tracing = startTracing('order-payments-worker');
-
   const connection = await NativeConnection.connect(settings.connect.connectionOptions);
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-worker' });
   const stripe = createStripeClient({ secretKey: settings.stripe.secretKey, apiBase: settings.stripe.apiBase });

@@ -88,7 +88,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG],
     },
   });
-  const workflowBundlePath = await bundleWorkflows(path.join(scratch, 'workflow-bundle.js'));
+  // The traced bundle (dist/workflow-bundle.traced.js's recipe): test workers given TRACE_FILE trace the workflow too.
+  const workflowBundlePath = await bundleWorkflows(path.join(scratch, 'workflow-bundle.js'), { traced: true });
 
   project.provide('temporalAddress', env.address);
   project.provide('temporalCli', tools.temporalCli);

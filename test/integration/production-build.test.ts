@@ -1,5 +1,5 @@
 /**
- * The production build: `npm run build` compiles dist/ and its workflow bundle, and
+ * The production build: `npm run build` compiles dist/ and its two workflow bundles, and
  * `NODE_ENV=production npm run worker` (the command the README gives operators, started as the
  * bench starts it) completes a saga on plain node, with no tsx anywhere in its process tree and
  * the worker's memory defaults applied. The launcher's choices (a missing build, the user's own
@@ -13,6 +13,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProductionWorker, type ProductionWorker } from '../../bench/production-worker.js';
 import { WorkerFleet, workerCommand } from '../../src/operations/chaos/worker-fleet.js';
+import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
 import { startSagaHarness, STRIPE_TEST_KEY, type SagaHarness } from '../support/saga-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -34,9 +35,16 @@ describe('the production build', () => {
   it('npm run build writes dist/; NODE_ENV=production npm run worker completes a saga on plain node with the memory defaults, and stops on SIGTERM', async () => {
     const build = await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, reject: false, all: true });
     expect(build.exitCode, build.all).toBe(0);
-    for (const file of ['dist/worker.js', 'dist/api.js', 'dist/outbox-dispatcher.js', 'dist/receipts.js', 'dist/workflow-bundle.js']) {
+    for (const file of ['dist/worker.js', 'dist/api.js', 'dist/outbox-dispatcher.js', 'dist/receipts.js']) {
       await expect(readFile(path.join(ROOT, file), 'utf8')).resolves.not.toHaveLength(0);
     }
+    // Two workflow bundles: only the traced one carries the OpenTelemetry workflow interceptors.
+    const interceptors = /function importInterceptors\(\) \{[^}]*otel-interceptors\.ts/;
+    expect(await readFile(path.join(ROOT, 'dist', 'workflow-bundle.traced.js'), 'utf8')).toMatch(interceptors);
+    const untraced = await readFile(path.join(ROOT, 'dist', 'workflow-bundle.js'), 'utf8');
+    expect(untraced).toContain('orderPaymentSaga');
+    expect(untraced).not.toMatch(interceptors);
+    expect(untraced).not.toContain('@opentelemetry');
 
     let worker: ProductionWorker | undefined;
     try {
@@ -72,6 +80,37 @@ describe('the production build', () => {
       await worker?.stop();
     }
   }, 420_000);
+
+  it('with tracing on, the production worker loads the traced bundle: the workflow is in the order\'s trace', async () => {
+    // Needs the dist/ the first test built (tests in a file run in order).
+    const traceFile = path.join(scratch, 'production-traces.jsonl');
+    let worker: ProductionWorker | undefined;
+    try {
+      worker = await startProductionWorker('tuned', {
+        temporalAddress: harness.temporalAddress,
+        taskQueue: harness.taskQueue,
+        databaseUrl: harness.db.url,
+        stripeApiBase: harness.emulator.url,
+        stripeSecretKey: STRIPE_TEST_KEY,
+        extra: { TRACE_FILE: traceFile },
+      });
+      expect(worker.output()).toContain('"workflows":"' + path.join(ROOT, 'dist', 'workflow-bundle.traced.js') + '"');
+      const order = await harness.newOrder();
+      const started = await harness.start(order);
+      expect((await started.handle.result()).status).toBe('completed');
+      expect(await worker.stop()).toEqual({ code: 0, signal: null, leftBehind: [] });
+      const spans = (await readFile(traceFile, 'utf8'))
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as StoredSpan);
+      const run = spans.find((span) => span.name === 'RunWorkflow:orderPaymentSaga' && span.attributes.runId === started.runId);
+      expect(run, spans.map((span) => span.name).join(', ')).toBeDefined();
+      const capture = spans.find((span) => span.name === 'RunActivity:capturePayment' && span.attributes[TraceAttribute.orderId] === order.orderId);
+      expect(capture?.traceId).toBe(run?.traceId);
+    } finally {
+      await worker?.stop();
+    }
+  }, 180_000);
 
   it("runs the soak's workers from the build with the production memory defaults, accepting the soak-only horizon that NODE_ENV=production refuses", async () => {
     // Needs the dist/ the test above built (tests in a file run in order).

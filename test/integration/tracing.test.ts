@@ -4,6 +4,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { bundleWorkflows } from '../../src/platform/temporal/bundle-workflows.js';
+import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
@@ -41,7 +44,7 @@ function expectNoCustomerData(spans: readonly StoredSpan[], order: { paymentMeth
   expect(text).not.toContain('pm_');
   expect(text).not.toContain(order.customerId);
   expect(text).not.toContain('"amount"');
-  // Emails. (The SDK's workflow spans carry the worker's build ID, `@temporalio/worker@1.24.0+…`.)
+  // Emails.
   expect(text).not.toMatch(/[\w.+-]+@[a-z0-9-]+(\.[a-z0-9-]+)*\.[a-z]{2,}/i);
   // Card numbers: 13 to 19 digits, perhaps grouped, that pass the Luhn check (every card number,
   // test cards included, does). Span and trace IDs are hex and may be all digits, so only the
@@ -113,7 +116,17 @@ describe('worker traces', () => {
     const traceIds = new Set(ofOrder.map((span) => span.traceId));
     expect(traceIds.size).toBe(1);
     const byId = new Map(spans.map((span) => [span.spanId, span]));
-    expect(spans.filter((span) => traceIds.has(span.traceId) && span.name === 'RunWorkflow:orderPaymentSaga')).toHaveLength(1);
+    const runSpans = spans.filter((span) => traceIds.has(span.traceId) && span.name === 'RunWorkflow:orderPaymentSaga');
+    expect(runSpans).toHaveLength(1);
+    // The workflow's spans say which run they belong to, in valid attribute values: strings and
+    // numbers, not the SDK's whole WorkflowInfo (search attributes, memo, build IDs as objects).
+    const workflowSpans = spans.filter((span) => traceIds.has(span.traceId) && /^(RunWorkflow|StartActivity):/.test(span.name));
+    expect(workflowSpans).toHaveLength(new Set(ofOrder.map((span) => span.name)).size + 1);
+    for (const span of workflowSpans) {
+      expect(span.attributes).toMatchObject({ workflowId: started.workflowId, runId: started.runId, originalExecutionRunId: started.runId, workflowType: 'orderPaymentSaga' });
+      expect(Object.keys(span.attributes)).not.toEqual(expect.arrayContaining([expect.stringMatching(/searchAttributes|memo|BuildId/)]));
+      expect(Object.values(span.attributes).filter((value) => typeof value === 'object')).toEqual([]);
+    }
     for (const activity of ofOrder) {
       expect(byId.get(activity.parentSpanId ?? '')?.name).toBe(activity.name.replace('RunActivity:', 'StartActivity:'));
     }
@@ -154,6 +167,14 @@ describe('worker traces', () => {
 
     const unknown = await runCli('src/trace.ts', ['--order-id', 'no-such-order', '--file', traceFile], {});
     expect(unknown.code).toBe(1);
+
+    // Turning tracing off cannot break a run in flight: this tracing worker's history (its
+    // activities' headers carry the trace context) replays on the untraced bundle, the one a
+    // production worker loads with tracing off.
+    const history = await started.handle.fetchHistory();
+    expect(JSON.stringify(history)).toContain('_tracer-data');
+    const untraced = await bundleWorkflows(path.join(dir, 'untraced-bundle.js'), { traced: false });
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: untraced }, sinks: workflowSpanSinks(null) }, history, started.workflowId)).resolves.toBeUndefined();
   });
 
   it('a worker bundling its workflows from source traces the workflow too: the whole run is one trace, each activity under the workflow span that started it', async () => {

@@ -1,6 +1,8 @@
 // Proves turning tracing on cannot break a run in flight: every recorded history replays with the
-// OpenTelemetry workflow interceptors, from source and from the prebundled file, exporting nothing.
-import { readdir, readFile } from 'node:fs/promises';
+// OpenTelemetry workflow interceptors, from source and from the traced prebundled file, exporting
+// nothing; and on the untraced prebundled file.
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Resource } from '@opentelemetry/resources';
@@ -9,14 +11,17 @@ import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
+import { bundleWorkflows } from '../../src/platform/temporal/bundle-workflows.js';
 import { historyFromJson } from '../../src/platform/temporal/history-json.js';
 import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 
 /**
  * Turning tracing on must not break a run in flight: every recorded history (recorded without the
  * OpenTelemetry workflow interceptors) replays with them, as a tracing worker runs the workflows
- * (src/platform/temporal/order-worker.ts with tracing, bundled from source, or on the prebundled file,
- * which always carries them), and no span is exported while replaying.
+ * (src/platform/temporal/order-worker.ts with tracing, bundled from source, or on the traced
+ * prebundled file), and no span is exported while replaying. They replay on the untraced bundle
+ * too, the one a production worker loads with tracing off; test/integration/tracing.test.ts
+ * replays a history recorded by a tracing worker on it (turning tracing off).
  */
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories', import.meta.url));
 
@@ -66,11 +71,24 @@ describe('recorded histories replay on a tracing worker', () => {
     expect(exported.getFinishedSpans()).toEqual([]);
   }, 180_000);
 
-  it('every recorded history replays on the prebundled file (npm run build:workflows, which carries the interceptors), with the sinks a prebundled worker registers', async () => {
+  it('every recorded history replays on the untraced prebundled file (dist/workflow-bundle.js: a production worker with tracing off), which carries no OpenTelemetry', async () => {
+    const { names, fixtures } = await loadFixtures();
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'untraced-bundle-'));
+    try {
+      const codePath = await bundleWorkflows(path.join(dir, 'workflow-bundle.js'), { traced: false });
+      expect(await readFile(codePath, 'utf8')).not.toContain('@opentelemetry');
+      const results = await replayAll({ workflowBundle: { codePath }, sinks: workflowSpanSinks(null) }, fixtures);
+      expect(results).toEqual(Object.fromEntries(names.map((name) => [name, 'ok'])));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
+  it('every recorded history replays on the traced prebundled file (dist/workflow-bundle.traced.js), with the sinks a prebundled worker registers', async () => {
     const { names, fixtures } = await loadFixtures();
     const exported = new InMemorySpanExporter();
     const resource = new Resource({ 'service.name': 'replay' });
-    // The bundle the run's global setup made with bundleWorkflows: the production file.
+    // The bundle the run's global setup made with bundleWorkflows: the traced production file.
     const bundle = { codePath: inject('workflowBundlePath') };
     // The bundle's interceptor list names the OpenTelemetry module (what makes a prebundled worker trace the workflow).
     expect(await readFile(bundle.codePath, 'utf8')).toMatch(/function importInterceptors\(\) \{[^}]*otel-interceptors\.ts/);

@@ -144,7 +144,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       createThrowawayDatabase({ label }).then((value) => (cleanups.push(() => (options.keep ? value.pool.end() : value.drop())), value)),
       startStripeEmulator({ port: 0 }).then((value) => (cleanups.push(() => value.close()), value)),
     ]);
-    const bundlePath = options.workflowBundlePath ?? (await bundleWorkflows(path.join(logDir, 'workflow-bundle.js')));
+    // The bundle a production worker loads with tracing off, as the fleet's workers run untraced.
+    const bundlePath = options.workflowBundlePath ?? (await bundleWorkflows(path.join(logDir, 'workflow-bundle.js'), { traced: false }));
 
     const mix = buildOrderMix(options.orders, tag, randomFor(1));
     for (const { sku, available } of mix.stock) await setStock(db.pool, sku, available);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type InjectedSinks, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { makeWorkflowExporter, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
+import type { WorkflowInfo } from '@temporalio/workflow';
 import { activityTracing } from '../telemetry/activity-tracing.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
@@ -16,7 +17,7 @@ import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
 const OWN_EXTENSION = path.extname(fileURLToPath(import.meta.url));
 
 /**
- * The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts): in every
+ * The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts): in the traced
  * prebundled file (bundle-workflows.ts), and in a tracing worker's bundle from source.
  */
 export const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL(`../../workflows/otel-interceptors${OWN_EXTENSION}`, import.meta.url));
@@ -53,7 +54,7 @@ export interface OrderWorkerOptions {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
-  /** Path of a bundle from `npm run build:workflows`. Unset: bundle from source at start. */
+  /** Path of a bundle from `npm run build:workflows` (bundle-workflows.ts). Unset: bundle from source at start. */
   workflowBundlePath?: string | undefined;
   /** Activities run at once. Default ORDER_WORKER_TUNING's. */
   maxConcurrentActivityTaskExecutions?: number;
@@ -64,20 +65,33 @@ export interface OrderWorkerOptions {
   shutdownGraceTimeMs?: number;
   /**
    * Traces, from startTracing: a span per activity attempt, and the workflow's own spans (from
-   * the interceptors a prebundled file carries, or added to the bundle from source), so one
-   * trace follows the run. Default off.
+   * the interceptors the traced prebundled file carries, or added to the bundle from source), so
+   * one trace follows the run. Default off.
    */
   tracing?: Tracing | null;
 }
 
 /**
  * Where the workflow interceptors' spans leave the sandbox (the `exporter` sink): the tracing's
- * span processor, or, with tracing off, nowhere (a worker on a prebundled file runs the
- * interceptors either way, and an unregistered sink is logged as an error on every span).
+ * span processor, or, with tracing off, nowhere (a worker given the traced prebundled file runs
+ * the interceptors either way, and an unregistered sink is logged as an error on every span).
  */
 export function workflowSpanSinks(tracing: Tracing | null): InjectedSinks<OpenTelemetrySinks> {
-  if (tracing) return { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) };
-  return { exporter: { export: { fn: () => undefined } } };
+  if (!tracing) return { exporter: { export: { fn: () => undefined } } };
+  const exporter = makeWorkflowExporter(tracing.spanProcessor, tracing.resource);
+  // The SDK's exporter copies the WorkflowInfo it is handed onto every span as attributes: the
+  // whole of it, search attributes, memo and build IDs included, nested objects that are not
+  // valid attribute values and that the trace store would serialize again for every span. A span
+  // needs to say which run it belongs to, so that is all the exporter is handed (it only spreads
+  // the object, hence the cast).
+  return { exporter: { export: { ...exporter.export, fn: (info, spans) => exporter.export.fn(runIdentity(info) as WorkflowInfo, spans) } } };
+}
+
+/** The attributes a workflow span carries about its run: which one it is, never its input, memo or search attributes. */
+export type RunIdentity = Pick<WorkflowInfo, 'workflowId' | 'runId' | 'originalExecutionRunId' | 'workflowType' | 'taskQueue' | 'namespace' | 'attempt'>;
+
+export function runIdentity({ workflowId, runId, originalExecutionRunId, workflowType, taskQueue, namespace, attempt }: WorkflowInfo): RunIdentity {
+  return { workflowId, runId, originalExecutionRunId, workflowType, taskQueue, namespace, attempt };
 }
 
 /** The worker that runs the saga and its activities: one shape for the process and the tests. */
@@ -94,7 +108,7 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       activity: [...(options.tracing ? activityTracing : []), heartbeatWhileRunning],
       ...(options.tracing && !options.workflowBundlePath && { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
     },
-    // A prebundled file always carries the workflow interceptors, so it always gets their sink.
+    // A prebundled file may carry the workflow interceptors (the traced one), so it always gets their sink.
     ...((options.tracing || options.workflowBundlePath) && { sinks: workflowSpanSinks(options.tracing ?? null) }),
     ...ORDER_WORKER_TUNING,
     ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
