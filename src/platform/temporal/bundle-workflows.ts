@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './order-worker.js';
+import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_TRACING_MODULES, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './order-worker.js';
 
 /** The prebundled files a production worker loads: `traced` when its tracing is on. */
 export const PRODUCTION_BUNDLES = {
@@ -41,8 +41,9 @@ export interface BundleOptions {
 export async function bundleWorkflows(outputPath: string, options: BundleOptions): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
-    preloadModules: PRELOADED_WORKFLOW_MODULES,
-    ...(options.traced && { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
+    ...(options.traced
+      ? { preloadModules: [...PRELOADED_WORKFLOW_MODULES, ...PRELOADED_TRACING_MODULES], workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] }
+      : { preloadModules: PRELOADED_WORKFLOW_MODULES }),
     logger: new DefaultLogger('WARN'),
   });
   await mkdir(path.dirname(outputPath), { recursive: true });
