@@ -99,10 +99,7 @@ async function main(): Promise<void> {
       bundleWorkflows(path.join(bundleDir, 'saga-traced.js'), { traced: true }),
       bundleBaseline(path.join(bundleDir, 'baseline.js')),
     ]);
-    await db.pool.query(
-      `insert into inventory (sku, available) select 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g`,
-      [SKUS],
-    );
+    await stockInventory(db.pool);
 
     const tag = randomBytes(3).toString('hex');
     const workerEnv = (workload: Workload, bundle: string): Record<string, string> => ({
@@ -256,9 +253,11 @@ async function main(): Promise<void> {
           orders: flags.scale,
           db,
           plan,
-          empty: { saga: levels.find((level) => level.workload === 'saga' && level.concurrency === 64), ledger },
-          startWorker: () => startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-scale-${tag}` }),
-          run: (label: string) => orderRunner(server.client, 'saga', `bench-scale-${tag}`, `${label}-${tag}`),
+          emptyLedger: ledger,
+          prepare: (target) => stockInventory(target.pool),
+          startWorker: (side, target) =>
+            startBenchWorker({ ...workerEnv('saga', sagaBundle), DATABASE_URL: target.url, TEMPORAL_TASK_QUEUE: `bench-scale-${side}-${tag}` }),
+          run: (side, label) => orderRunner(server.client, 'saga', `bench-scale-${side}-${tag}`, `${label}-${tag}`),
         })
       : null;
 
@@ -369,19 +368,34 @@ function combine(samples: LevelSample[]): Omit<LevelResult, 'workload' | 'concur
   };
 }
 
+/** Every bench SKU with more stock than any run takes. */
+async function stockInventory(pool: ThrowawayDatabase['pool']): Promise<void> {
+  await pool.query(
+    `insert into inventory (sku, available) select 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g`,
+    [SKUS],
+  );
+}
+
+type ScaleSide = 'empty' | 'full';
+
 /**
  * Flat cost at scale: seeds `orders` finished orders into the benchmark's database (every row a
- * finished saga, the API and the messaging leave), then measures the saga at concurrency 64 and
- * the ledger microbenchmarks again, and EXPLAINs every hot statement, against the same figures on
- * the empty database earlier in this run.
+ * finished saga, the API and the messaging leave), measures the ledger microbenchmarks again on
+ * it, then the saga at concurrency 64 on it against the saga on an empty database, and EXPLAINs
+ * every hot statement. The two sagas run as the telemetry comparison's do: two fresh workers,
+ * one per database, started together, warmed alike and measured in alternating rounds, so that
+ * neither gains from a warmer process or a quieter minute than the other (one comparison against
+ * the levels' figure from twenty minutes earlier, on a long-warmed worker, moved by ±10% from run
+ * to run).
  */
 async function measureAtScale(options: {
   orders: number;
   db: ThrowawayDatabase;
   plan: BenchPlan;
-  empty: { saga: LevelResult | undefined; ledger: BenchResult['ledger'] };
-  startWorker: () => Promise<BenchWorker>;
-  run: (label: string) => (index: number) => Promise<void>;
+  emptyLedger: BenchResult['ledger'];
+  prepare: (db: ThrowawayDatabase) => Promise<void>;
+  startWorker: (side: ScaleSide, db: ThrowawayDatabase) => Promise<BenchWorker>;
+  run: (side: ScaleSide, label: string) => (index: number) => Promise<void>;
 }): Promise<ScaleResult> {
   say(`scale: seeding ${options.orders.toLocaleString('en-US')} finished orders`);
   const seed = await seedFinishedOrders(options.db.pool, options.orders, {
@@ -392,31 +406,56 @@ async function measureAtScale(options: {
   // empty database's were measured with no saga load just before them.
   const ledger = await runLedgerMicro({ databaseUrl: options.db.url, ...options.plan.ledger, prefix: 'micro-scale' });
   say(`  ledger on the full database: idempotent posting ${ledger.idempotentFirstWrite.microseconds.toFixed(0)} µs, plain insert ${ledger.plainInsert.microseconds.toFixed(0)} µs`);
-  const worker = await options.startWorker();
+  const emptyDb = await createThrowawayDatabase({ label: 'bench_empty' });
+  const databases: Record<ScaleSide, ThrowawayDatabase> = { empty: emptyDb, full: options.db };
+  const workers: Partial<Record<ScaleSide, BenchWorker>> = {};
   try {
-    await runClosedLoop({ concurrency: 16, total: options.plan.warmupOrders, runOne: options.run('scale-warm') });
+    await options.prepare(emptyDb);
+    [workers.empty, workers.full] = await Promise.all([options.startWorker('empty', emptyDb), options.startWorker('full', options.db)]);
+    const sides = workers as Record<ScaleSide, BenchWorker>;
+    for (const side of ['empty', 'full'] as const) {
+      await runClosedLoop({ concurrency: 16, total: options.plan.warmupOrders, runOne: options.run(side, 'scale-warm') });
+    }
     const level = options.plan.levels.find((candidate) => candidate.concurrency === 64) ?? { concurrency: 64, orders: 384 };
     const chunk = Math.ceil(level.orders / options.plan.rounds);
-    const samples: LevelSample[] = [];
+    const samples = { empty: [] as LevelSample[], full: [] as LevelSample[] };
     for (let round = 0; round < options.plan.rounds; round++) {
-      samples.push(await measureLevel(options.db, worker, () => runClosedLoop({ concurrency: 64, total: chunk, runOne: options.run(`scale-r${round}`) })));
+      const turn = round % 2 === 0 ? (['empty', 'full'] as const) : (['full', 'empty'] as const);
+      for (const side of turn) {
+        const runOne = options.run(side, `scale-${side}-r${round}`);
+        samples[side].push(await measureLevel(databases[side], sides[side], () => runClosedLoop({ concurrency: 64, total: chunk, runOne })));
+      }
     }
-    const saga = combine(samples);
-    say(`  saga at 64 on the full database: ${saga.ordersPerSecond.toFixed(1)} orders/s, p50 ${saga.latencyMs.p50.toFixed(0)} ms`);
+    const empty = combine(samples.empty);
+    const full = combine(samples.full);
+    const roundRatios = ratiosPerRound(full, empty);
+    say(`  saga at 64: ${full.ordersPerSecond.toFixed(1)} orders/s on the full database, ${empty.ordersPerSecond.toFixed(1)} on an empty one (rounds ${roundRatios.map((r) => (r * 100).toFixed(0)).join('/')})`);
     const plans = await explainHotStatements(options.db.pool);
     say(formatHotStatementPlans(plans));
-    const emptySaga = options.empty.saga?.ordersPerSecond ?? Number.NaN;
+    const side = (result: ReturnType<typeof combine>) => ({
+      ordersPerSecond: round(result.ordersPerSecond, 2),
+      p50Ms: round(result.latencyMs.p50, 1),
+      p99Ms: round(result.latencyMs.p99, 1),
+      workerCpuMsPerOrder: round(result.workerCpuMsPerOrder, 2),
+      postgresCpuMsPerOrder: result.machineCpu.msPerOrder.postgres,
+      machineCpuMsPerOrder: result.machineCpu.totalMsPerOrder,
+      machineBusy: result.machineCpu.machineBusy,
+    });
     return {
       seed,
-      saga: { ordersPerSecond: round(saga.ordersPerSecond, 2), p50Ms: round(saga.latencyMs.p50, 1), p99Ms: round(saga.latencyMs.p99, 1), workerCpuMsPerOrder: round(saga.workerCpuMsPerOrder, 2) },
-      emptySagaOrdersPerSecond: round(emptySaga, 2),
-      sagaOverEmpty: round(saga.ordersPerSecond / emptySaga, 3),
+      saga: side(full),
+      empty: side(empty),
+      emptySagaOrdersPerSecond: round(empty.ordersPerSecond, 2),
+      sagaOverEmpty: round(median(roundRatios), 3),
+      roundRatios,
+      cpuPredictedRatio: round(empty.machineCpu.totalMsPerOrder / full.machineCpu.totalMsPerOrder, 3),
       ledger,
-      ledgerFirstWriteOverEmpty: round(ledger.idempotentFirstWrite.microseconds / options.empty.ledger.idempotentFirstWrite.microseconds, 3),
+      ledgerFirstWriteOverEmpty: round(ledger.idempotentFirstWrite.microseconds / options.emptyLedger.idempotentFirstWrite.microseconds, 3),
       plans,
     };
   } finally {
-    await worker.stop();
+    await Promise.all([workers.empty?.stop(), workers.full?.stop()]);
+    await emptyDb.drop();
   }
 }
 
@@ -664,7 +703,7 @@ async function assemble(parts: {
           {
             name: `saga and ledger on ${scale.seed.orders.toLocaleString('en-US')} finished orders vs the empty database`,
             goal: 'within 10%, every hot statement on an index',
-            measured: `saga ${(scale.sagaOverEmpty * 100).toFixed(0)}% of empty (${scale.saga.ordersPerSecond.toFixed(1)} vs ${scale.emptySagaOrdersPerSecond.toFixed(1)} orders/s at 64); idempotent posting ${scale.ledgerFirstWriteOverEmpty.toFixed(2)}× the empty database's; ${scale.plans.filter((plan) => !plan.indexOnly).length} of ${scale.plans.length} hot statements not on an index`,
+            measured: `saga ${(scale.sagaOverEmpty * 100).toFixed(0)}% of an empty database's (median of alternating rounds ${scale.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')}; ${scale.saga.ordersPerSecond.toFixed(1)} vs ${scale.emptySagaOrdersPerSecond.toFixed(1)} orders/s at 64; CPU per order predicts ${(scale.cpuPredictedRatio * 100).toFixed(0)}%); idempotent posting ${scale.ledgerFirstWriteOverEmpty.toFixed(2)}× the empty database's; ${scale.plans.filter((plan) => !plan.indexOnly).length} of ${scale.plans.length} hot statements not on an index`,
             met: scale.sagaOverEmpty >= 0.9 && scale.ledgerFirstWriteOverEmpty <= 1.1 && scale.plans.every((plan) => plan.indexOnly),
           },
         ]

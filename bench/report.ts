@@ -108,12 +108,28 @@ export interface ScaleOutResult {
   twoOverOne: number;
 }
 
+export interface ScaleSagaSide {
+  ordersPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  workerCpuMsPerOrder: number;
+  postgresCpuMsPerOrder: number;
+  machineCpuMsPerOrder: number;
+  machineBusy: number;
+}
+
 export interface ScaleResult {
   seed: SeedSummary;
-  saga: { ordersPerSecond: number; p50Ms: number; p99Ms: number; workerCpuMsPerOrder: number };
-  /** The saga at 64 on the empty database, earlier in the same run. */
+  /** The saga at 64 on the seeded database. */
+  saga: ScaleSagaSide;
+  /** The saga at 64 on an empty database, in rounds alternating with `saga`'s, on a worker of its own. */
+  empty: ScaleSagaSide;
   emptySagaOrdersPerSecond: number;
+  /** The median of the rounds' full-over-empty throughput ratios. */
   sagaOverEmpty: number;
+  roundRatios: number[];
+  /** The empty database's whole-machine CPU per order over the full one's: the ratio the CPU predicts. */
+  cpuPredictedRatio: number;
   ledger: LedgerMicroResult;
   /** Idempotent posting's first write on the full database over the empty one's (time per operation). */
   ledgerFirstWriteOverEmpty: number;
@@ -195,7 +211,7 @@ export function markdownReport(result: BenchResult): string {
     ...(result.scale
       ? [
           '',
-          `At scale (${result.scale.seed.orders.toLocaleString('en-US')} finished orders seeded in ${fixed(result.scale.seed.elapsedMs / 1000, 0)} s, database ${fixed(result.scale.seed.databaseBytes / 1024 ** 3, 2)} GB): saga at 64 ${fixed(result.scale.saga.ordersPerSecond)} orders/s vs ${fixed(result.scale.emptySagaOrdersPerSecond)} empty (${fixed(result.scale.sagaOverEmpty * 100, 0)}%), p50 ${fixed(result.scale.saga.p50Ms, 0)} ms; idempotent posting ${fixed(result.scale.ledger.idempotentFirstWrite.microseconds, 0)} µs (${fixed(result.scale.ledgerFirstWriteOverEmpty, 2)}× empty), replay of a posted key ${fixed(result.scale.ledger.replayOfCompletedKey.microseconds, 0)} µs; hot statements on an index: ${result.scale.plans.filter((plan) => plan.indexOnly).length} of ${result.scale.plans.length}.`,
+          `At scale (${result.scale.seed.orders.toLocaleString('en-US')} finished orders seeded in ${fixed(result.scale.seed.elapsedMs / 1000, 0)} s, database ${fixed(result.scale.seed.databaseBytes / 1024 ** 3, 2)} GB): saga at 64 ${fixed(result.scale.saga.ordersPerSecond)} orders/s vs ${fixed(result.scale.emptySagaOrdersPerSecond)} on an empty database (${fixed(result.scale.sagaOverEmpty * 100, 0)}%, median of alternating rounds ${result.scale.roundRatios.map((r) => fixed(r * 100, 0)).join('/')}), p50 ${fixed(result.scale.saga.p50Ms, 0)} vs ${fixed(result.scale.empty.p50Ms, 0)} ms; PostgreSQL ${fixed(result.scale.saga.postgresCpuMsPerOrder)} vs ${fixed(result.scale.empty.postgresCpuMsPerOrder)} ms CPU per order, the whole machine ${fixed(result.scale.saga.machineCpuMsPerOrder)} vs ${fixed(result.scale.empty.machineCpuMsPerOrder)} ms (predicts ${fixed(result.scale.cpuPredictedRatio * 100, 0)}%); idempotent posting ${fixed(result.scale.ledger.idempotentFirstWrite.microseconds, 0)} µs (${fixed(result.scale.ledgerFirstWriteOverEmpty, 2)}× empty), replay of a posted key ${fixed(result.scale.ledger.replayOfCompletedKey.microseconds, 0)} µs; hot statements on an index: ${result.scale.plans.filter((plan) => plan.indexOnly).length} of ${result.scale.plans.length}.`,
         ]
       : []),
     '',
