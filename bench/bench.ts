@@ -254,7 +254,6 @@ async function main(): Promise<void> {
           db,
           plan,
           emptyLedger: ledger,
-          prepare: (target) => stockInventory(target.pool),
           startWorker: (side, target) =>
             startBenchWorker({ ...workerEnv('saga', sagaBundle), DATABASE_URL: target.url, TEMPORAL_TASK_QUEUE: `bench-scale-${side}-${tag}` }),
           run: (side, label) => orderRunner(server.client, 'saga', `bench-scale-${side}-${tag}`, `${label}-${tag}`),
@@ -393,7 +392,6 @@ async function measureAtScale(options: {
   db: ThrowawayDatabase;
   plan: BenchPlan;
   emptyLedger: BenchResult['ledger'];
-  prepare: (db: ThrowawayDatabase) => Promise<void>;
   startWorker: (side: ScaleSide, db: ThrowawayDatabase) => Promise<BenchWorker>;
   run: (side: ScaleSide, label: string) => (index: number) => Promise<void>;
 }): Promise<ScaleResult> {
@@ -410,7 +408,7 @@ async function measureAtScale(options: {
   const databases: Record<ScaleSide, ThrowawayDatabase> = { empty: emptyDb, full: options.db };
   const workers: Partial<Record<ScaleSide, BenchWorker>> = {};
   try {
-    await options.prepare(emptyDb);
+    await stockInventory(emptyDb.pool);
     [workers.empty, workers.full] = await Promise.all([options.startWorker('empty', emptyDb), options.startWorker('full', options.db)]);
     const sides = workers as Record<ScaleSide, BenchWorker>;
     for (const side of ['empty', 'full'] as const) {
