@@ -10,7 +10,7 @@ import type { OrderInput } from '../../src/domain/order-input.js';
 import { setStock } from '../../src/orders/stock.js';
 import { checkInvariants, type ReconciliationReport } from '../../src/operations/reconcile/invariant-checker.js';
 import { startOrder, type StartedOrder } from '../../src/saga-client/start-order.js';
-import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe-emulator';
+import { startStripeEmulator, type RequestLogLine, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
@@ -21,6 +21,8 @@ export const STRIPE_TEST_KEY = 'sk_test_order_payments_suite';
 export interface SagaHarness {
   db: TestDatabase;
   emulator: StripeEmulator;
+  /** Every request the emulator answered, oldest first: method, path, status, key, replayed. */
+  stripeRequests(): readonly RequestLogLine[];
   stripe: Stripe;
   client: Client;
   taskQueue: string;
@@ -53,7 +55,8 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
   quietTemporalLogs();
   const temporalAddress = inject('temporalAddress');
   const db = await createTestDatabase();
-  const emulator = await startStripeEmulator({ port: 0 });
+  const stripeRequests: RequestLogLine[] = [];
+  const emulator = await startStripeEmulator({ port: 0, logger: { info: (line) => stripeRequests.push(line) } });
   const stripe = createStripeClient({ secretKey: STRIPE_TEST_KEY, apiBase: emulator.url, timeoutMs: options.stripeTimeoutMs ?? 10_000 });
   const connection = await Connection.connect({ address: temporalAddress });
   const client = new Client({ connection, namespace: 'default' });
@@ -64,6 +67,7 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
   const harness: SagaHarness = {
     db,
     emulator,
+    stripeRequests: () => stripeRequests,
     stripe,
     client,
     taskQueue,
