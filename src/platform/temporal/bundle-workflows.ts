@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_TRACING_MODULES, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './order-worker.js';
+import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './order-worker.js';
 
 /** The prebundled files a production worker loads: `traced` when its tracing is on. */
 export const PRODUCTION_BUNDLES = {
@@ -20,11 +20,9 @@ export function productionBundle(tracing: boolean): string {
 
 export interface BundleOptions {
   /**
-   * Carry the SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts), so
-   * a worker on the bundle emits the workflow's spans when its tracing is on. They are not free
-   * with tracing off: with a reused V8 context every run evaluates its own copy of the bundle's
-   * modules, and the interceptors bring in about 116 of OpenTelemetry's, half the graph, which a
-   * worker with 1,000 runs cached keeps in its heap (the README's "Running in production").
+   * Carry the workflow's tracing interceptors (src/workflows/otel-interceptors.ts), so a worker
+   * on the bundle emits the workflow's spans when its tracing is on. A worker with tracing off
+   * loads the bundle without them: they would make spans for a sink that drops them.
    */
   traced: boolean;
 }
@@ -41,9 +39,8 @@ export interface BundleOptions {
 export async function bundleWorkflows(outputPath: string, options: BundleOptions): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
-    ...(options.traced
-      ? { preloadModules: [...PRELOADED_WORKFLOW_MODULES, ...PRELOADED_TRACING_MODULES], workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] }
-      : { preloadModules: PRELOADED_WORKFLOW_MODULES }),
+    preloadModules: PRELOADED_WORKFLOW_MODULES,
+    ...(options.traced && { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
     logger: new DefaultLogger('WARN'),
   });
   await mkdir(path.dirname(outputPath), { recursive: true });

@@ -17,7 +17,7 @@ import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
 const OWN_EXTENSION = path.extname(fileURLToPath(import.meta.url));
 
 /**
- * The SDK's OpenTelemetry workflow interceptors (src/workflows/otel-interceptors.ts): in the traced
+ * The workflow's tracing interceptors (src/workflows/otel-interceptors.ts): in the traced
  * prebundled file (bundle-workflows.ts), and in a tracing worker's bundle from source.
  */
 export const OTEL_WORKFLOW_INTERCEPTORS = fileURLToPath(new URL(`../../workflows/otel-interceptors${OWN_EXTENSION}`, import.meta.url));
@@ -34,14 +34,6 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL(`../../workflows/index${OWN_
  * the workflow parses with is not exported (see order-input.ts).
  */
 export const PRELOADED_WORKFLOW_MODULES = ['zod', fileURLToPath(new URL(`../../domain/order-input${OWN_EXTENSION}`, import.meta.url))];
-
-/**
- * What the tracing interceptors' bundle also evaluates once per worker: OpenTelemetry's semantic
- * conventions, a quarter of a megabyte of constants, a third of the OpenTelemetry code in the
- * bundle. The rest of OpenTelemetry cannot be: its API keeps its global providers in mutable
- * static fields, which the SDK's deep-freeze of preloaded modules would break.
- */
-export const PRELOADED_TRACING_MODULES = [fileURLToPath(new URL(`../../workflows/tracing-preload${OWN_EXTENSION}`, import.meta.url))];
 
 /**
  * The worker's capacity settings. The benchmark's baseline worker runs with these too, so the
@@ -112,7 +104,7 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
       ? { workflowBundle: { codePath: options.workflowBundlePath } }
       : {
           workflowsPath: WORKFLOWS_PATH,
-          bundlerOptions: { preloadModules: options.tracing ? [...PRELOADED_WORKFLOW_MODULES, ...PRELOADED_TRACING_MODULES] : PRELOADED_WORKFLOW_MODULES },
+          bundlerOptions: { preloadModules: PRELOADED_WORKFLOW_MODULES },
         }),
     activities: createActivities(options.deps),
     interceptors: {
