@@ -212,16 +212,29 @@ class RunSpans {
     ]);
   }
 
-  /** Runs `call` in `span`, ending it with the call's outcome. */
-  async around<T>(span: OpenSpan, call: () => Promise<T>, acceptable?: (error: unknown) => boolean): Promise<T> {
+  /**
+   * Runs `call` in `span`, ending the span with the call's outcome. One `then`, not an async
+   * wrapper: the SDK's sandbox records a stack trace for every promise a workflow creates, and an
+   * `await` under its promise hook creates a second, throwaway one.
+   */
+  around<T>(span: OpenSpan, call: () => Promise<T>, acceptable?: (error: unknown) => boolean): Promise<T> {
+    let pending: Promise<T>;
     try {
-      const result = await call();
-      this.end(span, { code: STATUS.ok });
-      return result;
+      pending = call();
     } catch (error) {
       this.end(span, statusOf(error, acceptable));
       throw error;
     }
+    return pending.then(
+      (result) => {
+        this.end(span, { code: STATUS.ok });
+        return result;
+      },
+      (error: unknown) => {
+        this.end(span, statusOf(error, acceptable));
+        throw error;
+      },
+    );
   }
 }
 
