@@ -10,6 +10,8 @@ export interface BenchPlan {
   inFlight: number;
   /** The same on the build started bare (node dist/worker.js, no memory defaults), for the CPU the defaults cost. */
   inFlightUntuned: boolean;
+  /** Fresh starts of each, alternating which goes first. */
+  inFlightRounds: number;
   /** The saga at one concurrency on one worker process against two on the same task queue, in alternating rounds. */
   scaleOut: { concurrency: number; orders: number; rounds: number };
   ledger: { rounds: number; perRound: number };
@@ -32,6 +34,7 @@ export const FULL_PLAN: BenchPlan = {
   warmupOrders: 64,
   inFlight: 1000,
   inFlightUntuned: true,
+  inFlightRounds: 2,
   scaleOut: { concurrency: 64, orders: 384, rounds: 3 },
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
@@ -53,6 +56,7 @@ export const QUICK_PLAN: BenchPlan = {
   warmupOrders: 16,
   inFlight: 200,
   inFlightUntuned: false,
+  inFlightRounds: 1,
   scaleOut: { concurrency: 64, orders: 128, rounds: 1 },
   ledger: { rounds: 3, perRound: 50 },
   replays: 50,

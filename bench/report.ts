@@ -39,7 +39,10 @@ export interface InFlightResult {
   /** RSS of the fresh worker's process tree once it polls, before the sagas start. */
   workerIdleRssMb: number;
   workerPeakRssMb: number;
+  /** Over every round: total CPU over total orders. */
   workerCpuMsPerOrder: number;
+  /** Each fresh start's own figures, in the order they ran (absent in files before 2026-12-06). */
+  rounds?: { peakRssMb: number; cpuMsPerOrder: number }[];
   /** The command line of every process in the worker's tree (the launcher, then node). */
   processes: string[];
 }
