@@ -69,11 +69,11 @@ export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}"
 flags=''
 case " ${NODE_OPTIONS:-} " in
   *--max-old-space-size*|*--max_old_space_size*) ;;
-  *) flags="$flags --max-old-space-size=128" ;;
+  *) flags="$flags --max-old-space-size=160" ;;
 esac
 case " ${NODE_OPTIONS:-} " in
   *--max-semi-space-size*|*--max_semi_space_size*) ;;
-  *) flags="$flags --max-semi-space-size=4" ;;
+  *) flags="$flags --max-semi-space-size=8" ;;
 esac
 # $flags is unquoted on purpose: it is zero or more whole flags, none with spaces.
 # shellcheck disable=SC2086
