@@ -88,9 +88,12 @@ function contextFrom(headers: Headers): TraceContext | undefined {
   };
 }
 
+/** The W3C trace flags as two hex digits. */
+const traceFlagsHex = ({ traceFlags }: TraceContext): string => traceFlags.toString(16).padStart(2, '0');
+
 /** `headers` with `context` in the SDK's trace header. */
 function withContext(headers: Headers, context: TraceContext): Headers {
-  const traceparent = `00-${context.traceId}-${context.spanId}-${context.traceFlags.toString(16).padStart(2, '0')}`;
+  const traceparent = `00-${context.traceId}-${context.spanId}-${traceFlagsHex(context)}`;
   const carrier = context.traceState ? { traceparent, tracestate: context.traceState } : { traceparent };
   return { ...headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload(carrier) };
 }
@@ -272,19 +275,23 @@ class RunOutbound implements WorkflowOutboundCallsInterceptor {
   constructor(private readonly spans: RunSpans) {}
 
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>): Promise<unknown> {
-    const span = this.spans.start(`StartActivity:${input.activityType}`, this.spans.run?.context);
-    return this.spans.around(span, () => next({ ...input, headers: withContext(input.headers, span.context) }));
+    return this.#startActivity(input, next);
   }
 
   scheduleLocalActivity(input: LocalActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleLocalActivity'>): Promise<unknown> {
-    const span = this.spans.start(`StartActivity:${input.activityType}`, this.spans.run?.context);
-    return this.spans.around(span, () => next({ ...input, headers: withContext(input.headers, span.context) }));
+    return this.#startActivity(input, next);
   }
 
   getLogAttributes(input: GetLogAttributesInput, next: Next<WorkflowOutboundCallsInterceptor, 'getLogAttributes'>): Record<string, unknown> {
     const run = this.spans.run;
     if (!run) return next(input);
-    return next({ trace_id: run.context.traceId, span_id: run.context.spanId, trace_flags: `0${run.context.traceFlags.toString(16)}`, ...input });
+    return next({ trace_id: run.context.traceId, span_id: run.context.spanId, trace_flags: traceFlagsHex(run.context), ...input });
+  }
+
+  /** An activity's start, local or not: a span in the run's, whose context the activity's headers carry. */
+  #startActivity<Input extends ActivityInput | LocalActivityInput>(input: Input, next: (input: Input) => Promise<unknown>): Promise<unknown> {
+    const span = this.spans.start(`StartActivity:${input.activityType}`, this.spans.run?.context);
+    return this.spans.around(span, () => next({ ...input, headers: withContext(input.headers, span.context) }));
   }
 }
 
