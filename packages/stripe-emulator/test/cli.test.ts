@@ -112,7 +112,9 @@ describe.each(LAUNCHERS)('$name', ({ cwd, script }) => {
 
     if (child.pid === undefined) throw new Error('no pid');
     process.kill(-child.pid, 'SIGTERM');
-    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    // 'close', not 'exit': npm can exit on the signal before the emulator has finished closing its
+    // server; 'close' waits until every process holding the stdout pipe (the emulator too) is gone.
+    const [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
     expect(code === 0 || signal === 'SIGTERM').toBe(true);
     await expect(fetch(`http://127.0.0.1:${port}/_emulator/health`)).rejects.toThrow();
   });
