@@ -12,6 +12,8 @@ export interface BenchPlan {
   inFlightUntuned: boolean;
   /** Fresh starts of each, alternating which goes first. */
   inFlightRounds: number;
+  /** Sagas on one discarded fresh start before those rounds (the first start after a build runs cold). */
+  inFlightWarmUp: number;
   /** The saga at one concurrency on one worker process against two on the same task queue, in alternating rounds. */
   scaleOut: { concurrency: number; orders: number; rounds: number };
   ledger: { rounds: number; perRound: number };
@@ -34,7 +36,8 @@ export const FULL_PLAN: BenchPlan = {
   warmupOrders: 64,
   inFlight: 1000,
   inFlightUntuned: true,
-  inFlightRounds: 2,
+  inFlightRounds: 3,
+  inFlightWarmUp: 200,
   scaleOut: { concurrency: 64, orders: 384, rounds: 3 },
   ledger: { rounds: 12, perRound: 200 },
   replays: 500,
@@ -57,6 +60,7 @@ export const QUICK_PLAN: BenchPlan = {
   inFlight: 200,
   inFlightUntuned: false,
   inFlightRounds: 1,
+  inFlightWarmUp: 0,
   scaleOut: { concurrency: 64, orders: 128, rounds: 1 },
   ledger: { rounds: 3, perRound: 50 },
   replays: 50,

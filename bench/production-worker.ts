@@ -317,6 +317,62 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
   }
 }
 
+export interface ProductionWorkerComparisonOptions extends Omit<ProductionWorkerOptions, 'variant' | 'label'> {
+  /** Which starts to measure; both unless one is asked for. */
+  variants: readonly ProductionWorkerVariant[];
+  /** Fresh starts of each, alternating which goes first. */
+  rounds: number;
+  /** Names this comparison's task queues, orders and SKUs. */
+  label: string;
+  /**
+   * Sagas run on one discarded fresh start before the rounds (0: none). The first start after a
+   * build paid for what every later one found warm (the page cache of dist/ and node_modules, the
+   * Temporal server's and PostgreSQL's caches): 55 against 39 ms CPU per order at 577a08a.
+   */
+  warmUp: number;
+  /** Called after each measured start. */
+  onRound?: (round: number, result: ProductionWorkerResult) => void;
+}
+
+/** Each start's results, one per round, in the order they ran. */
+export type ProductionWorkerRounds = Partial<Record<ProductionWorkerVariant, ProductionWorkerResult[]>>;
+
+/**
+ * The measured starts in alternating rounds (the first variant first in odd rounds, last in even
+ * ones), after one discarded warm-up start: a single fresh start is one sample of the CPU per
+ * order, which moved by ±10% between starts on two cores.
+ */
+export async function compareProductionWorkers(options: ProductionWorkerComparisonOptions): Promise<ProductionWorkerRounds> {
+  const { variants, rounds, label, warmUp, onRound, extra, ...shared } = options;
+  // Settings being tried apply to the tuned start; the untuned one stays node's and glibc's defaults.
+  const start = (variant: ProductionWorkerVariant, startLabel: string, count = shared.count) =>
+    measureProductionWorker({ ...shared, variant, label: startLabel, ...(count !== undefined && { count }), ...(variant === 'tuned' && extra && { extra }) });
+  const [first] = variants;
+  if (first === undefined) throw new Error('compareProductionWorkers: no variant to measure');
+  if (warmUp > 0) await start(first, `${label}-warmup`, warmUp);
+  const results: ProductionWorkerRounds = {};
+  for (let round = 0; round < rounds; round++) {
+    for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
+      const result = await start(variant, `${label}-${variant}-r${round}`);
+      (results[variant] ??= []).push(result);
+      onRound?.(round, result);
+    }
+  }
+  return results;
+}
+
+/** The median of each round's tuned over untuned CPU per order (rounds paired in the order they ran). */
+export function medianCpuRatio(tuned: ProductionWorkerResult[], untuned: ProductionWorkerResult[]): { median: number; rounds: number[] } {
+  const ratios = tuned.flatMap((result, index) => {
+    const other = untuned[index];
+    return other && other.cpuMsPerOrder > 0 ? [result.cpuMsPerOrder / other.cpuMsPerOrder] : [];
+  });
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const median = sorted.length === 0 ? Number.NaN : sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+  return { median, rounds: ratios };
+}
+
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
@@ -330,12 +386,13 @@ async function main(): Promise<void> {
   const flags = new Command('production-worker')
     .description('Peak RSS and CPU per order of NODE_ENV=production npm run worker with many sagas in flight, against node dist/worker.js')
     .option('--count <n>', 'sagas started at once', (value) => Number(value), 1_000)
-    .option('--rounds <n>', 'rounds of each start, alternating which goes first', (value) => Number(value), 1)
+    .option('--rounds <n>', 'rounds of each start, alternating which goes first', (value) => Number(value), 3)
+    .option('--warm-up <n>', 'sagas on one discarded fresh start before the rounds (0: none)', (value) => Number(value), 200)
     .option('--no-build', 'reuse dist/ instead of running npm run build')
     .option('--only <variant>', 'measure only tuned or untuned')
     .option('--env <KEY=VALUE>', "more environment for the tuned worker, to try other settings (NODE_OPTIONS='--max-semi-space-size=8'); repeatable", collect, [])
     .parse()
-    .opts<{ count: number; rounds: number; build: boolean; only?: ProductionWorkerVariant; env: string[] }>();
+    .opts<{ count: number; rounds: number; warmUp: number; build: boolean; only?: ProductionWorkerVariant; env: string[] }>();
   const extra = Object.fromEntries(flags.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
   const say = (line: string) => process.stderr.write(`production-worker: ${line}\n`);
   const { ensureTemporalCli } = await import('../src/platform/tools/bootstrap.js');
@@ -353,30 +410,28 @@ async function main(): Promise<void> {
     createThrowawayDatabase({ label: 'prodworker' }),
     startStripeEmulator({ port: 0 }),
   ]);
-  const results: ProductionWorkerResult[] = [];
   try {
-    const tag = Math.random().toString(16).slice(2, 8);
-    for (let round = 0; round < flags.rounds; round++) {
-      const turn: ProductionWorkerVariant[] = round % 2 === 0 ? ['untuned', 'tuned'] : ['tuned', 'untuned'];
-      for (const variant of turn.filter((each) => flags.only === undefined || each === flags.only)) {
-        say(`round ${round + 1}: ${flags.count} sagas at once on a fresh ${variant} worker`);
-        const result = await measureProductionWorker({
-          variant,
-          client: server.client,
-          db: db.pool,
-          label: `${variant}-r${round}-${tag}`,
-          count: flags.count,
-          temporalAddress: server.address,
-          databaseUrl: db.url,
-          stripeApiBase: emulator.url,
-          stripeSecretKey: 'sk_test_order_payments_bench',
-          ...(variant === 'tuned' && { extra }),
-        });
-        results.push(result);
+    const results = await compareProductionWorkers({
+      variants: (['untuned', 'tuned'] as const).filter((each) => flags.only === undefined || each === flags.only),
+      rounds: flags.rounds,
+      warmUp: flags.warmUp,
+      label: Math.random().toString(16).slice(2, 8),
+      client: server.client,
+      db: db.pool,
+      count: flags.count,
+      temporalAddress: server.address,
+      databaseUrl: db.url,
+      stripeApiBase: emulator.url,
+      stripeSecretKey: 'sk_test_order_payments_bench',
+      extra,
+      onRound: (round, result) =>
         say(
-          `  ${result.command}: ${result.completed}/${result.started} completed, peak ${result.peakRssMb} MB RSS (idle ${result.idleRssMb}${result.npmRssMb === null ? '' : `, npm beside it ${result.npmRssMb}`}), ${result.cpuMsPerOrder} ms CPU per order`,
-        );
-      }
+          `round ${round + 1}: ${result.command}: ${result.completed}/${result.started} completed, peak ${result.peakRssMb} MB RSS (idle ${result.idleRssMb}${result.npmRssMb === null ? '' : `, npm beside it ${result.npmRssMb}`}), ${result.cpuMsPerOrder} ms CPU per order`,
+        ),
+    });
+    if (results.tuned && results.untuned) {
+      const ratio = medianCpuRatio(results.tuned, results.untuned);
+      say(`tuned over untuned CPU per order: median ${(ratio.median * 100).toFixed(1)}% (rounds ${ratio.rounds.map((each) => (each * 100).toFixed(0)).join('/')})`);
     }
     console.log(JSON.stringify(results, null, 2));
   } finally {

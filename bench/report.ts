@@ -43,6 +43,11 @@ export interface InFlightResult {
   workerCpuMsPerOrder: number;
   /** Each fresh start's own figures, in the order they ran (absent in files before 2026-12-06). */
   rounds?: { peakRssMb: number; cpuMsPerOrder: number }[];
+  /**
+   * The tuned start only: its CPU per order over the untuned start's, round by round (paired in
+   * the order they ran) and their median, which the target reads (absent in files before 2026-12-07).
+   */
+  cpuOverUntuned?: { median: number; rounds: number[] };
   /** The command line of every process in the worker's tree (the launcher, then node). */
   processes: string[];
 }
@@ -199,7 +204,7 @@ export function markdownReport(result: BenchResult): string {
     `Best: saga ${fixed(result.best.saga.ordersPerSecond)}/s at ${result.best.saga.concurrency}, baseline ${fixed(result.best.baseline.ordersPerSecond)}/s at ${result.best.baseline.concurrency}: saga at ${fixed(result.best.sagaOverBaseline * 100, 0)}% of the ceiling.`,
     ...result.inFlight.map(
       (f) =>
-        `In flight (${f.worker}): ${f.started} sagas started at once, peak ${f.peakInFlight} in flight; worker RSS ${fixed(f.workerIdleRssMb, 0)} MB before, ${fixed(f.workerPeakRssMb, 0)} MB peak; worker CPU ${fixed(f.workerCpuMsPerOrder)} ms/order; all done in ${fixed(f.elapsedMs / 1000)} s${f.failed > 0 ? `, ${f.failed} failed` : ''}.`,
+        `In flight (${f.worker}): ${f.started} sagas started at once, peak ${f.peakInFlight} in flight; worker RSS ${fixed(f.workerIdleRssMb, 0)} MB before, ${fixed(f.workerPeakRssMb, 0)} MB peak; worker CPU ${fixed(f.workerCpuMsPerOrder)} ms/order${f.cpuOverUntuned ? ` (${fixed(f.cpuOverUntuned.median * 100, 1)}% of the untuned start's, median of rounds ${f.cpuOverUntuned.rounds.map((ratio) => fixed(ratio * 100, 0)).join('/')})` : ''}; all done in ${fixed(f.elapsedMs / 1000)} s${f.failed > 0 ? `, ${f.failed} failed` : ''}.`,
     ),
     '',
     '| ledger operation | µs/op | round trips/op | vs plain insert |',

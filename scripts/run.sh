@@ -73,7 +73,7 @@ case " ${NODE_OPTIONS:-} " in
 esac
 case " ${NODE_OPTIONS:-} " in
   *--max-semi-space-size*|*--max_semi_space_size*) ;;
-  *) flags="$flags --max-semi-space-size=8" ;;
+  *) flags="$flags --max-semi-space-size=12" ;;
 esac
 # $flags is unquoted on purpose: it is zero or more whole flags, none with spaces.
 # shellcheck disable=SC2086

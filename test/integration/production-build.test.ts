@@ -69,7 +69,7 @@ describe('the production build', () => {
       // npm, then the worker itself: the launcher's shell gave its process to node.
       const node = tree.find((info) => info.cmdline.includes('dist/worker.js'));
       expect(node, commands.join('\n')).toBeDefined();
-      expect(node?.cmdline).toMatch(/--max-old-space-size=160 --max-semi-space-size=8 \S*\/dist\/worker\.js$/);
+      expect(node?.cmdline).toMatch(/--max-old-space-size=160 --max-semi-space-size=12 \S*\/dist\/worker\.js$/);
       const environ = (await readFile(`/proc/${String(node?.pid)}/environ`, 'utf8')).split('\0');
       expect(environ).toContain('MALLOC_ARENA_MAX=2');
       expect(environ).toContain('NODE_ENV=production');
@@ -202,10 +202,10 @@ describe('the launcher (scripts/run.sh)', () => {
   it("gives the production worker its memory defaults, each replaced by the user's own NODE_OPTIONS or MALLOC_ARENA_MAX, and passes arguments on", async () => {
     const root = await scratchProject('built', { dist: true });
     const defaults = await launch(root, { NODE_ENV: 'production' }, ['worker', '--flag']);
-    expect(JSON.parse(defaults.stdout)).toEqual({ execArgv: ['--max-old-space-size=160', '--max-semi-space-size=8'], argv: ['--flag'], arenas: '2' });
+    expect(JSON.parse(defaults.stdout)).toEqual({ execArgv: ['--max-old-space-size=160', '--max-semi-space-size=12'], argv: ['--flag'], arenas: '2' });
 
     const own = await launch(root, { NODE_ENV: 'production', NODE_OPTIONS: '--max-old-space-size=512', MALLOC_ARENA_MAX: '8' });
-    expect(JSON.parse(own.stdout)).toEqual({ execArgv: ['--max-semi-space-size=8'], argv: [], arenas: '8' });
+    expect(JSON.parse(own.stdout)).toEqual({ execArgv: ['--max-semi-space-size=12'], argv: [], arenas: '8' });
 
     const both = await launch(root, { NODE_ENV: 'production', NODE_OPTIONS: '--max_semi_space_size=16 --max-old-space-size=512' });
     expect(JSON.parse(both.stdout)).toEqual({ execArgv: [], argv: [], arenas: '2' });
