@@ -45,7 +45,7 @@ export interface InFlightResult {
   rounds?: { peakRssMb: number; cpuMsPerOrder: number }[];
   /**
    * The tuned start only: its CPU per order over the untuned start's, round by round (paired in
-   * the order they ran) and their median, which the target reads (absent in files before 2026-12-07).
+   * the order they ran) and their median, which the target reads (absent in files before 8435e92).
    */
   cpuOverUntuned?: { median: number; rounds: number[] };
   /** The command line of every process in the worker's tree (the launcher, then node). */
