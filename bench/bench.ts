@@ -24,7 +24,7 @@ import { describeMachine, gitCommit } from '../src/platform/tools/run-provenance
 import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';
 import { ORDER_WORKER_TUNING } from '../src/platform/temporal/order-worker.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/platform/temporal/search-attributes.js';
-import { percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
+import { median, percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
 import { explainHotStatements, formatHotStatementPlans } from './hot-statements.js';
 import { runLedgerMicro } from './ledger-micro.js';
 import { seedFinishedOrders } from './scale-seed.js';
@@ -570,7 +570,6 @@ async function measureTelemetryCost(options: {
   }
 }
 
-
 /**
  * One start's rounds as one result: the highest RSS any round reached, the fewest sagas any round
  * held in flight at once, and the CPU per order over all of them, with each round's figures kept.
@@ -785,13 +784,6 @@ const round = (value: number, digits: number) => Math.round(value * 10 ** digits
 /** Each round's throughput of `a` over that of `b` in the same round (the two ran one after the other). */
 function ratiosPerRound(a: { roundsOrdersPerSecond: number[] }, b: { roundsOrdersPerSecond: number[] }): number[] {
   return a.roundsOrdersPerSecond.map((rate, index) => round(rate / (b.roundsOrdersPerSecond[index] ?? Number.NaN), 3));
-}
-
-function median(values: readonly number[]): number {
-  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 main().then(

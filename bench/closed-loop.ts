@@ -1,5 +1,5 @@
 // The benchmark's load generator: keeps a number of runs going, back to back or paced per client,
-// and records latencies; plus the percentile helper.
+// and records latencies; plus the percentile and median helpers.
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface LoadResult {
@@ -62,6 +62,14 @@ export async function runClosedLoop(options: {
   await Promise.all(Array.from({ length: Math.min(options.concurrency, options.total) }, (_, laneIndex) => lane(laneIndex)));
   result.elapsedMs = performance.now() - started;
   return result;
+}
+
+/** The median of the finite values (the mean of the middle two for an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
 /** Nearest-rank percentile of `values` (0 < p ≤ 100); NaN for no values. */

@@ -23,7 +23,7 @@ import type { Queryable } from '../src/platform/db/queryable.js';
 import { setStock } from '../src/orders/stock.js';
 import { findFreePort } from '../src/operations/stack/ports.js';
 import { orderStartOptions } from '../src/saga-client/start-order.js';
-import { runClosedLoop } from './closed-loop.js';
+import { median, runClosedLoop } from './closed-loop.js';
 import { CLOCK_TICKS_PER_SECOND, readProcesses, type ProcessInfo } from './proc.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -346,7 +346,7 @@ export async function compareProductionWorkers(options: ProductionWorkerComparis
   const { variants, rounds, label, warmUp, onRound, extra, ...shared } = options;
   // Settings being tried apply to the tuned start; the untuned one stays node's and glibc's defaults.
   const start = (variant: ProductionWorkerVariant, startLabel: string, count = shared.count) =>
-    measureProductionWorker({ ...shared, variant, label: startLabel, ...(count !== undefined && { count }), ...(variant === 'tuned' && extra && { extra }) });
+    measureProductionWorker({ ...shared, variant, label: startLabel, count, ...(variant === 'tuned' && { extra }) });
   const [first] = variants;
   if (first === undefined) throw new Error('compareProductionWorkers: no variant to measure');
   if (warmUp > 0) await start(first, `${label}-warmup`, warmUp);
@@ -363,14 +363,8 @@ export async function compareProductionWorkers(options: ProductionWorkerComparis
 
 /** The median of each round's tuned over untuned CPU per order (rounds paired in the order they ran). */
 export function medianCpuRatio(tuned: ProductionWorkerResult[], untuned: ProductionWorkerResult[]): { median: number; rounds: number[] } {
-  const ratios = tuned.flatMap((result, index) => {
-    const other = untuned[index];
-    return other && other.cpuMsPerOrder > 0 ? [result.cpuMsPerOrder / other.cpuMsPerOrder] : [];
-  });
-  const sorted = [...ratios].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  const median = sorted.length === 0 ? Number.NaN : sorted.length % 2 === 1 ? (sorted[middle] ?? Number.NaN) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-  return { median, rounds: ratios };
+  const ratios = tuned.map((result, index) => result.cpuMsPerOrder / (untuned[index]?.cpuMsPerOrder ?? Number.NaN));
+  return { median: median(ratios), rounds: ratios };
 }
 
 function collect(value: string, previous: string[]): string[] {
