@@ -40,7 +40,7 @@ export function createActivities(deps: ActivityDeps) {
  * The charge-first shape's activities (charge, then allocate), registered for executions that
  * started before the hold-then-capture change: their histories name these activity types, and
  * they finish on that shape. Remove them together with the workflow's `hold-then-capture` patch,
- * once no such execution is open (README, "Migration notes").
+ * once no such execution is open (CHANGELOG.md).
  */
 function createChargeFirstActivities(deps: ActivityDeps) {
   return {

@@ -5,7 +5,7 @@
  * `hold-then-capture`: charge-first (charge, allocate, confirm) became hold-then-capture
  * (reserve, authorize, capture, confirm). Executions without the marker finish on the
  * charge-first shape. Once none is open, the call becomes `deprecatePatch` and the charge-first
- * code goes (README, "Migration notes").
+ * code goes (CHANGELOG.md).
  */
 export const HOLD_THEN_CAPTURE_PATCH = 'hold-then-capture';
 
