@@ -2,6 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
+import orderPayments from './eslint-rules/patch-needs-reason.js';
 
 /**
  * The Stripe emulator is a workspace package (packages/stripe-emulator) with one public module,
@@ -86,7 +87,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['eslint.config.js'],
+    // A saga change ships as a new worker build, not a patched() branch (eslint-rules/patch-needs-reason.js).
+    files: ['**/*.ts'],
+    plugins: { 'order-payments': orderPayments },
+    rules: { 'order-payments/patch-needs-reason': 'error' },
+  },
+  {
+    files: ['eslint.config.js', 'eslint-rules/**/*.js'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );

@@ -1,11 +1,10 @@
 // The benchmark's ceiling workflow: the saga's success path as Temporal sees it, over activities
 // that do nothing; bundled only by the benchmark, never shipped.
-import { CancellationScope, condition, patched, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { ActivityId } from '../src/domain/activity-ids.js';
 import type { OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult, OrderStatus } from '../src/domain/order-result.js';
 import { CAPTURE_ACTIVITY_OPTIONS, FORWARD_ACTIVITY_OPTIONS, PAYMENT_ACTIVITY_OPTIONS } from '../src/workflows/activity-options.js';
-import { HOLD_THEN_CAPTURE_PATCH } from '../src/workflows/patches.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/platform/temporal/search-attributes.js';
 import type { BaselineActivities } from './baseline-activities.js';
 
@@ -14,7 +13,7 @@ const authorization = proxyActivities<Pick<BaselineActivities, 'authorizePayment
 const capture = proxyActivities<Pick<BaselineActivities, 'capturePayment'>>(CAPTURE_ACTIVITY_OPTIONS);
 
 /**
- * The benchmark's ceiling: the saga's success path as Temporal sees it (the patch marker, the
+ * The benchmark's ceiling: the saga's success path as Temporal sees it (the
  * same five activities with the same IDs and options, the capture raced against its deadline
  * timer, the same search-attribute upserts and details) over activities that do nothing.
  * Whatever it cannot exceed, the saga cannot either. Bundled on its own by the benchmark; it
@@ -22,7 +21,6 @@ const capture = proxyActivities<Pick<BaselineActivities, 'capturePayment'>>(CAPT
  */
 export async function baselineSaga(order: OrderInput): Promise<OrderResult> {
   const { workflowId, originalExecutionRunId: originalRunId } = workflowInfo();
-  patched(HOLD_THEN_CAPTURE_PATCH);
   const status = (value: OrderStatus) => {
     upsertSearchAttributes([{ key: OrderStatusAttribute, value }]);
   };

@@ -5,12 +5,10 @@
  * PATH or .tools/venv), a Stripe emulator, and a temporary database on the local PostgreSQL
  * (TEST_DATABASE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres).
  *
- *   npm run record-histories [-- --out test/fixtures/histories/hold-then-capture]
+ *   npm run record-histories [-- --out test/fixtures/histories]
  *
  * Record again after an intended workflow change that is deployed with a versioning strategy;
- * an unintended change shows up as a failing replay test instead. The charge-first histories in
- * test/fixtures/histories/charge-first/ were recorded before the hold-then-capture change and are
- * never recorded again: they are what executions still on that shape look like.
+ * an unintended change shows up as a failing replay test instead.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -34,7 +32,7 @@ import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attribu
 import type { orderPaymentSaga } from '../src/workflows/index.js';
 import { createTestDatabase } from '../test/support/database.js';
 
-const DEFAULT_OUT = fileURLToPath(new URL('../test/fixtures/histories/hold-then-capture', import.meta.url));
+const DEFAULT_OUT = fileURLToPath(new URL('../test/fixtures/histories', import.meta.url));
 const TASK_QUEUE = 'record-histories';
 const STOCK = 10;
 

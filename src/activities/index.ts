@@ -2,10 +2,6 @@
 import { createRetentionActivities } from '../operations/retention/activities.js';
 import { createAuthorizationActivities } from './authorization.js';
 import { createCapturePayment } from './capture-payment.js';
-import { createChargePayment } from './charge-first/charge-payment.js';
-import { createRecordRefund } from './charge-first/record-refund.js';
-import { createRefundPayment } from './charge-first/refund-payment.js';
-import { createSettlePayment } from './charge-first/settle-payment.js';
 import type { ActivityDeps } from './deps.js';
 import { createMerchantRefund } from './merchant-refund.js';
 import { createOrderActivities } from './orders.js';
@@ -30,25 +26,9 @@ export function createActivities(deps: ActivityDeps) {
     ...createRefundCapture(deps),
     ...createVoidAuthorization(deps),
     merchantRefund: createMerchantRefund(deps),
-    ...createChargeFirstActivities(deps),
     // The scheduled jobs' (src/workflows/scheduled-jobs.ts): the reaper and the reconciliation.
     ...createRetentionActivities(deps),
   });
-}
-
-/**
- * The charge-first shape's activities (charge, then allocate), registered for executions that
- * started before the hold-then-capture change: their histories name these activity types, and
- * they finish on that shape. Remove them together with the workflow's `hold-then-capture` patch,
- * once no such execution is open (CHANGELOG.md).
- */
-function createChargeFirstActivities(deps: ActivityDeps) {
-  return {
-    chargePayment: createChargePayment(deps),
-    settlePayment: createSettlePayment(deps),
-    refundPayment: createRefundPayment(deps),
-    recordRefund: createRecordRefund(deps),
-  };
 }
 
 export type OrderActivities = ReturnType<typeof createActivities>;

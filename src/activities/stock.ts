@@ -5,35 +5,22 @@ import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import { allocateStock, releaseStock } from '../orders/stock.js';
 import { orderLine, setOrderStatus } from '../orders/orders.js';
 import { currentActivityKey } from './activity-key.js';
-import type { AllocateStockInput } from './charge-first/types.js';
 import type { ActivityDeps } from './deps.js';
 import type { ReleaseStockInput, ReserveStockInput } from './types.js';
 
 export function createStockActivities(deps: ActivityDeps) {
-  /** Takes the order's units from stock once, and moves the order on; too little stock is a final OutOfStock. */
-  async function takeStock(input: ReserveStockInput, status: 'reserved' | 'allocated'): Promise<{ replayed: boolean }> {
-    const key = currentActivityKey(input.originalRunId);
-    return withTransaction(deps.db, async (client) => {
-      const taken = await allocateStock(client, { idempotencyKey: key, orderId: input.orderId, sku: input.sku, quantity: input.quantity });
-      await setOrderStatus(client, input.orderId, { status });
-      return taken;
-    });
-  }
-
   /**
    * Reserves the order's units before any money is touched: an order that cannot be filled never
    * reaches Stripe. The reservation is the stock the confirmed order keeps.
    */
   async function reserveStock(input: ReserveStockInput): Promise<{ replayed: boolean }> {
-    const result = await takeStock(input, 'reserved');
+    const key = currentActivityKey(input.originalRunId);
+    const result = await withTransaction(deps.db, async (client) => {
+      const taken = await allocateStock(client, { idempotencyKey: key, orderId: input.orderId, sku: input.sku, quantity: input.quantity });
+      await setOrderStatus(client, input.orderId, { status: 'reserved' });
+      return taken;
+    });
     failpoint('reserve.after-commit');
-    return result;
-  }
-
-  /** The charge-first shape's allocation, after the charge (runs that started on that shape). */
-  async function allocateStockActivity(input: AllocateStockInput): Promise<{ replayed: boolean }> {
-    const result = await takeStock(input, 'allocated');
-    failpoint('allocate.after-commit');
     return result;
   }
 
@@ -54,5 +41,5 @@ export function createStockActivities(deps: ActivityDeps) {
     return result;
   }
 
-  return { reserveStock, allocateStock: allocateStockActivity, releaseStock: releaseStockActivity };
+  return { reserveStock, releaseStock: releaseStockActivity };
 }

@@ -106,7 +106,7 @@ export interface RefundCaptureResult {
 
 export interface ReleaseStockInput extends Keyed {
   orderId: string;
-  /** The reservation (or, in charge-first runs, the allocation) this release compensates. */
+  /** The reservation this release compensates. */
   allocationActivityId: string;
 }
 

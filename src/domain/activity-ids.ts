@@ -1,7 +1,7 @@
 /**
  * Explicit, stable activity IDs, one per call site. They are half of every idempotency key,
  * so renaming one changes the keys of every run that has not reached it yet: treat them as a
- * public name (the README's migration notes list every change).
+ * public name (CHANGELOG.md lists every change).
  */
 export const ActivityId = {
   recordOrder: 'record-order',
@@ -27,19 +27,6 @@ export const ActivityId = {
   closeOrder: 'close-order',
   /** The merchant-initiated refund, in its own workflow (`merchantRefund`), not the saga. */
   merchantRefund: 'merchant-refund',
-} as const;
-
-/**
- * The activity IDs of the charge-first shape (charge, then allocate), kept for executions that
- * started before the hold-then-capture change and finish on that shape.
- */
-export const ChargeFirstActivityId = {
-  chargePayment: 'charge-payment',
-  /** Numbered per check (`settle-payment-1`, ...); writes under the charge's key. */
-  settlePayment: 'settle-payment',
-  allocateStock: 'allocate-stock',
-  refundPayment: 'refund-payment',
-  recordRefund: 'record-refund',
 } as const;
 
 export type ActivityId = (typeof ActivityId)[keyof typeof ActivityId];

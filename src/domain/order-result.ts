@@ -1,10 +1,7 @@
 /** Where an order ends. `needs_review` is reached by failure, the others by return. */
 export type OrderOutcome = 'completed' | 'declined' | 'compensated';
-/**
- * Hold, then capture: pending -> reserved -> authorized -> paid (captured) -> completed.
- * `allocated` is the charge-first shape's (pending -> paid -> allocated -> completed).
- */
-export type OrderStatus = 'pending' | 'reserved' | 'authorized' | 'paid' | 'allocated' | OrderOutcome | 'compensating' | 'needs_review';
+/** Hold, then capture: pending -> reserved -> authorized -> paid (captured) -> completed. */
+export type OrderStatus = 'pending' | 'reserved' | 'authorized' | 'paid' | OrderOutcome | 'compensating' | 'needs_review';
 
 export interface OrderResult {
   status: OrderOutcome;
@@ -22,12 +19,8 @@ export type SagaStep =
   | 'reserving-stock'
   | 'authorizing'
   | 'capturing'
-  /** Charge-first runs only. */
-  | 'charging'
   /** The payment was accepted but not decided (asynchronous, 3-D Secure): waiting for Stripe's webhook. */
   | 'awaiting-payment'
-  /** Charge-first runs only. */
-  | 'allocating-stock'
   | 'confirming'
   | 'compensating'
   | 'done';
@@ -51,6 +44,6 @@ export interface SagaStatus {
   paymentIntentId: string | null;
   refundId: string | null;
   reason: string | null;
-  /** The authorization's outcome once known (hold-then-capture runs); null before, and in charge-first runs. */
+  /** The authorization's outcome once known; null before. */
   paymentOutcome?: PaymentOutcome | null;
 }

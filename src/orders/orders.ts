@@ -75,15 +75,12 @@ const ALLOWED_FROM: Record<OrderStatus, readonly OrderStatus[]> = {
   // Hold, then capture: pending -> reserved -> authorized -> paid -> completed.
   reserved: ['pending', 'reserved'],
   authorized: ['reserved', 'authorized'],
-  // Paid is the capture, or (charge-first runs) the charge straight from pending.
-  paid: ['pending', 'authorized', 'paid'],
-  // Charge-first runs only: the allocation after the charge.
-  allocated: ['paid', 'allocated'],
-  completed: ['paid', 'allocated', 'completed'],
+  paid: ['authorized', 'paid'],
+  completed: ['paid', 'completed'],
   declined: ['pending', 'reserved', 'declined'],
-  compensating: ['pending', 'reserved', 'authorized', 'paid', 'allocated', 'compensating'],
+  compensating: ['pending', 'reserved', 'authorized', 'paid', 'compensating'],
   compensated: ['compensating', 'compensated'],
-  needs_review: ['pending', 'reserved', 'authorized', 'paid', 'allocated', 'compensating', 'needs_review'],
+  needs_review: ['pending', 'reserved', 'authorized', 'paid', 'compensating', 'needs_review'],
 };
 
 /**

@@ -24,7 +24,7 @@ export const FORWARD_ACTIVITY_OPTIONS: ActivityOptions = {
 };
 
 /**
- * The authorization (and the charge-first shape's charge). Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
+ * The authorization. Its Stripe call times out after 20 s, well inside the 60 s start-to-close, so no
  * attempt is still talking to Stripe when Temporal gives up on it at that limit; a dead worker's
  * attempt is given up after the heartbeat timeout. After ten minutes of failed
  * attempts the outcome counts as unknown and the saga compensates; the void (the refund, for a

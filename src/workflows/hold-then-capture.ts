@@ -1,6 +1,6 @@
 // The saga's current shape, hold then capture: its forward steps, their compensations and the
 // payment's settlement, each role proxied with only its own activities and options.
-import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, patched, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { AuthorizationOutcome, Capture, HeldPayment, PendingAuthorization, VoidAuthorizationInput } from '../activities/types.js';
 import { ActivityId } from '../domain/activity-ids.js';
@@ -16,7 +16,6 @@ import {
 import { CompensationFailed, Compensations } from './compensations.js';
 import { describeFailure, failureTypeOf } from './failure-type.js';
 import { closeOrder, declineCodeOf } from './order-status.js';
-import { CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH, RESET_RUN_UNDOES_EARLIER_STEPS_PATCH } from './patches.js';
 import type { SagaContext } from './saga-context.js';
 import { countCompensation, countSettlementWait } from './saga-metrics.js';
 
@@ -166,9 +165,8 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     // A reset run starts again from its reset point, but the run before it may have gone further:
     // reserved, held, even captured, under the same keys. Cancelled or failing before it reaches
     // those steps itself, it still undoes them: every undo not yet registered is registered now,
-    // in step order (each finds nothing to undo for a step nobody took). Runs that started before
-    // this change replay without it (the patch).
-    const resetRun = workflowInfo().runId !== originalRunId && patched(RESET_RUN_UNDOES_EARLIER_STEPS_PATCH);
+    // in step order (each finds nothing to undo for a step nobody took).
+    const resetRun = workflowInfo().runId !== originalRunId;
     if (resetRun) for (const step of UNDO_STEPS) registerUndo(step);
     if (compensations.size === 0) {
       // The order record itself was refused (its ID belongs to another order): nothing of ours
@@ -208,7 +206,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       saga.enter('compensating');
       saga.setStatus('compensating');
       const marked = await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
-      if (marked?.status === 'completed' && (resetRun || patched(CONFIRMED_ORDER_STAYS_CONFIRMED_PATCH))) {
+      if (marked?.status === 'completed') {
         // The order is confirmed: by the run before a reset, or by this run's own confirmation,
         // whose attempt committed and was never heard from (its worker died, and the cancel
         // stopped the retry). It is past undoing: taking back its stock or money would contradict

@@ -1,13 +1,11 @@
 // The order-payment saga workflow: validates the order, wires its status query, payment-event
-// signal and outcome update, and runs hold-then-capture or, for older runs, charge-first.
-import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+// signal and outcome update, and runs hold-then-capture.
+import { allHandlersFinished, ApplicationFailure, CancellationScope, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import { FailureType } from '../domain/failures.js';
 import { parseOrderInput, sameOrder } from '../domain/order-input.js';
 import type { OrderResult, PaymentOutcome } from '../domain/order-result.js';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
-import { chargeFirstSaga } from './charge-first.js';
 import { holdThenCaptureSaga } from './hold-then-capture.js';
-import { HOLD_THEN_CAPTURE_PATCH } from './patches.js';
 import { paymentEventSignal, paymentOutcomeUpdate, statusQuery } from './messages.js';
 import { PaymentEvents } from './payment-events.js';
 import { SagaProgress } from './saga-progress.js';
@@ -25,7 +23,6 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
   }
   const order = parsed.value;
   const { workflowId, originalExecutionRunId: originalRunId } = workflowInfo();
-  const holdThenCapture = patched(HOLD_THEN_CAPTURE_PATCH);
   const saga = new SagaProgress(order.orderId);
   setHandler(statusQuery, () => saga.snapshot());
   // Stripe's webhooks, via the API. Recording one issues no command, so any run may receive them.
@@ -63,7 +60,7 @@ export async function orderPaymentSaga(rawInput: unknown): Promise<OrderResult> 
     keyOf: (activityId: string) => deriveIdempotencyKey({ runId: originalRunId, activityId }),
   };
   try {
-    return await (holdThenCapture ? holdThenCaptureSaga(context) : chargeFirstSaga(context));
+    return await holdThenCaptureSaga(context);
   } catch (error) {
     // The run fails (needs_review, a conflict): whoever waits for the outcome is told so.
     saga.failedBeforeOutcome(error instanceof Error ? error.message : String(error));

@@ -4,7 +4,7 @@ import type { PaymentEvent } from '../domain/payment-event.js';
 
 /**
  * Events after which a settling PaymentIntent has an outcome worth asking Stripe about: a hold
- * placed (manual capture), a payment made (automatic capture, charge-first runs), a failure, or a
+ * placed (manual capture), a payment made (automatic capture), a failure, or a
  * cancellation.
  */
 const SETTLING_ENDS = new Set([

@@ -55,7 +55,7 @@ export class SagaProgress {
     this.outcome = outcome;
   }
 
-  /** Money moved: the capture, or (charge-first runs) the charge. */
+  /** Money moved: the capture. */
   charged(charge: { paymentIntentId: string }): void {
     this.reason = null;
     this.paymentIntentId = charge.paymentIntentId;

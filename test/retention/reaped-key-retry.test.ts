@@ -5,9 +5,8 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
-import type { ChargeOutcome, ChargePaymentInput } from '../../src/activities/charge-first/types.js';
 import type { AuthorizationOutcome, AuthorizePaymentInput } from '../../src/activities/types.js';
-import { ActivityId, ChargeFirstActivityId } from '../../src/domain/activity-ids.js';
+import { ActivityId } from '../../src/domain/activity-ids.js';
 import { workflowIdForOrder } from '../../src/domain/order-input.js';
 import { claimCharge, recordOrder } from '../../src/orders/orders.js';
 import { reapExpired } from '../../src/operations/retention/reaper.js';
@@ -114,32 +113,6 @@ describe('a late retry after the reaper deleted its key', () => {
     expect(stripe.refunds).toEqual([]);
     expect(await ledgerRows(order.orderId)).toEqual([{ kind: 'charge', stripe_object_id: result.paymentIntentId, amount_minor: order.amount }]);
     await harness.expectInvariants([order.orderId]);
-  });
-
-  it('charge-first runs too: a late charge whose key was reaped adopts the charge a Stripe search finds, and the ledger books it once', async () => {
-    const order = await harness.newOrder();
-    const workflowId = workflowIdForOrder(order.orderId);
-    const originalRunId = randomUUID();
-    await recordOrder(harness.db.pool, order, workflowId);
-    const { chargePayment } = createActivities({ db: harness.db.pool, stripe: harness.stripe });
-    const charge = () =>
-      new MockActivityEnvironment({ activityId: ChargeFirstActivityId.chargePayment }, { logger: new DefaultLogger('ERROR') }).run<
-        [ChargePaymentInput],
-        ChargeOutcome,
-        typeof chargePayment
-      >(chargePayment, { order, workflowId, originalRunId });
-    const first = await charge();
-
-    await harness.db.pool.query(`update activity_idempotency set expires_at = now() - interval '1 second' where idempotency_key like $1 || '/%'`, [originalRunId]);
-    expect((await reapExpired(harness.db.pool, DEFAULT_RETENTION)).deleted.activity_idempotency).toBe(1);
-    harness.emulator.advanceClock(A_MONTH_MS);
-    const late = await charge();
-
-    expect(late).toEqual(first);
-    const stripe = await stripeObjectsFor(harness.stripe, order.orderId);
-    expect(stripe.intents).toHaveLength(1);
-    expect(stripe.succeeded.map((intent) => intent.id)).toEqual(['paymentIntentId' in first ? first.paymentIntentId : 'none']);
-    expect(await ledgerRows(order.orderId)).toHaveLength(1);
   });
 
   it('still sends when the earlier attempt claimed the payment but never reached Stripe (a crash between claim and key): the search finds nothing, one hold is placed', async () => {

@@ -24,18 +24,6 @@ export class SagaHistory {
     return new SagaHistory(history.events ?? []);
   }
 
-  /** The IDs of the `patched()` markers the run recorded, in order. */
-  patches(): string[] {
-    return this.events.flatMap((event) => {
-      const marker = event.markerRecordedEventAttributes;
-      if (marker?.markerName !== 'core_patch') return [];
-      const data = marker.details?.['patch-data']?.payloads?.[0]?.data;
-      if (!data) return [];
-      const { id } = JSON.parse(Buffer.from(data).toString('utf8')) as { id?: unknown };
-      return typeof id === 'string' ? [id] : [];
-    });
-  }
-
   /** The ActivityTaskScheduled event of the activity with this explicit ID. */
   scheduled(activityId: string): HistoryEvent {
     const matching = this.events.filter((event) => event.activityTaskScheduledEventAttributes?.activityId === activityId);

@@ -7,14 +7,12 @@ import { IdempotencyConflictError } from '../../domain/failures.js';
 
 /**
  * Operations whose keys live in `activity_idempotency`. A key is scoped by its operation.
- * `stripe.charge` belongs to runs that started on the charge-first shape; the hold-then-capture
- * saga's payment keys are `stripe.authorize`, `stripe.capture`, `stripe.void` and `stripe.refund`
+ * The saga's payment keys are `stripe.authorize`, `stripe.capture`, `stripe.void` and `stripe.refund`
  * (src/money/payments/payment-protocol.ts). A merchant refund's key is `stripe.merchant_refund`,
  * and `merchant_refund.request` claims its refund request for that one key
  * (src/money/payments/merchant-refund-protocol.ts).
  */
 export type IdempotencyScope =
-  | 'stripe.charge'
   | 'stripe.authorize'
   | 'stripe.capture'
   | 'stripe.void'

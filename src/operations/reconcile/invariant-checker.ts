@@ -15,7 +15,7 @@ export interface OrderReconciliation {
   orderId: string;
   status: string;
   statusReason: string | null;
-  /** Captured PaymentIntents (charges, in charge-first runs). */
+  /** Captured PaymentIntents. */
   charges: number;
   refunds: number;
   /** PaymentIntents cancelled without a capture: voided or lapsed holds. */
