@@ -275,6 +275,7 @@ function orderRunner(client: Client, workload: Workload, taskQueue: string, labe
     const orderId = `${label}-${index}`;
     const order: OrderInput = {
       orderId,
+      tenantId: 'default',
       customerId: 'cust-bench',
       amount: 2500,
       currency: 'usd',
@@ -366,7 +367,7 @@ function combine(samples: LevelSample[]): Omit<LevelResult, 'workload' | 'concur
 /** Every bench SKU with more stock than any run takes. */
 async function stockInventory(pool: ThrowawayDatabase['pool']): Promise<void> {
   await pool.query(
-    `insert into inventory (sku, available) select 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g`,
+    `insert into inventory (tenant_id, sku, available) select 'default', 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g`,
     [SKUS],
   );
 }

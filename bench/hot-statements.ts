@@ -243,12 +243,13 @@ const SPECS: StatementSpec[] = [
     path: 'saga',
     source: 'src/orders/stock.ts: releaseStock',
     names: ['stock.releaseStock', 'stock.releaseStock: return the units'],
-    answers: [{ rows: [{ sku: 'seed-sku-0', quantity: 1, was_allocated: true }] }],
+    answers: [{ rows: [{ tenant_id: 'seed-tenant-0', sku: 'seed-sku-0', quantity: 1, was_allocated: true }] }],
     run: (db, s) =>
       releaseStock(db, {
         allocationKey: key(s.runId, ActivityId.reserveStock),
         releaseKey: key(s.runId, ActivityId.releaseStock),
         orderId: s.order.orderId,
+        tenantId: s.order.tenantId,
         sku: s.order.sku,
         quantity: s.order.quantity,
       }),
@@ -483,6 +484,7 @@ async function sampleOf(pool: Pool): Promise<Sample> {
   const runId = '5f0b2c1e-3d4a-4b6c-8e9f-0a1b2c3d4e5f';
   const order: OrderInput = {
     orderId: 'ord_bench_hot_statements_new',
+    tenantId: 'seed-tenant-0',
     customerId: 'cust-bench',
     amount: 2500,
     currency: 'usd',

@@ -276,6 +276,7 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
       runOne: async (index) => {
         const order: OrderInput = {
           orderId: `prod-${options.label}-${index}`,
+          tenantId: 'default',
           customerId: 'cust-bench',
           amount: 2500,
           currency: 'usd',

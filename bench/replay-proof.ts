@@ -51,6 +51,7 @@ export async function proveReplayCost(options: {
   const environment = new MockActivityEnvironment({ activityId: ActivityId.capturePayment, activityType: 'capturePayment' }, { logger });
   const order: OrderInput = {
     orderId: 'replay-proof-1',
+    tenantId: 'default',
     customerId: 'cust-bench',
     amount: 2500,
     currency: 'usd',

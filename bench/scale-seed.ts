@@ -248,7 +248,7 @@ const FILL_BATCH = `
          o.created_at, o.created, o.created + ${AUTHORIZATION_WINDOW_SECONDS},
          ${keyOf(ActivityId.authorizePayment)}, ${keyOf(ActivityId.reserveStock)}, ${keyOf(ActivityId.releaseStock)},
          ${keyOf(ActivityId.capturePayment)}, ${keyOf(ActivityId.voidAuthorization)}, ${keyOf(ActivityId.refundCapture)},
-         ${requestHashOf({ orderId: str('o.order_id'), ...ORDER_REQUEST })},
+         ${requestHashOf({ orderId: str('o.order_id'), tenantId: str('o.tenant_id'), ...ORDER_REQUEST })},
          ${requestHashOf(ORDER_REQUEST)},
          ${requestHashOf({ orderId: str('o.order_id'), sku: str('o.sku'), quantity: num('o.quantity') })},
          ${requestHashOf(AUTHORIZATION_PARAMS)},
@@ -289,9 +289,9 @@ const FILL_BATCH = `
 
 /** Each order as the saga left it: completed, declined, or compensated with its reason. */
 const INSERT_ORDERS = `
-  insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, status, status_reason,
+  insert into orders (order_id, tenant_id, customer_id, amount_minor, currency, sku, quantity, request_hash, status, status_reason,
                       charge_key, payment_intent_id, refund_id, workflow_id, created_at, updated_at)
-  select order_id, customer_id, amount, currency, sku, quantity, order_hash,
+  select order_id, tenant_id, customer_id, amount, currency, sku, quantity, order_hash,
          case outcome when 'completed' then 'completed' when 'declined' then 'declined' else 'compensated' end,
          case outcome when 'completed' then null when 'declined' then ${lit(DECLINE.declineCode)} else ${lit(CANCEL_REASON)} end,
          authorize_key,
@@ -302,8 +302,8 @@ const INSERT_ORDERS = `
 
 /** The reservation: kept by a completed order, released (once, by release-stock) otherwise. */
 const INSERT_ALLOCATIONS = `
-  insert into stock_allocations (idempotency_key, order_id, sku, quantity, request_hash, state, release_key, created_at, released_at)
-  select reserve_key, order_id, sku, quantity, stock_hash,
+  insert into stock_allocations (idempotency_key, order_id, tenant_id, sku, quantity, request_hash, state, release_key, created_at, released_at)
+  select reserve_key, order_id, tenant_id, sku, quantity, stock_hash,
          case when outcome = 'completed' then 'allocated' else 'released' end,
          case when outcome <> 'completed' then release_key end,
          created_at + interval '20 milliseconds',
@@ -631,12 +631,12 @@ const INSERT_API = `
   )
   select (select count(*) from record)::int as records, (select count(*) from owned)::int as owned`;
 
-/** The seeded SKUs, stocked far beyond what any run takes, and one API key per seeded tenant. */
+/** The seeded SKUs, stocked far beyond what any run takes for every seeded tenant, and one API key per tenant. */
 const INSERT_CATALOGUE = `
   with stock as (
-    insert into inventory (sku, available)
-    select 'seed-sku-' || n, $2 from generate_series(0, $1::int - 1) n
-    on conflict (sku) do nothing
+    insert into inventory (tenant_id, sku, available)
+    select 'seed-tenant-' || t, 'seed-sku-' || n, $2 from generate_series(0, $1::int - 1) n, generate_series(0, $3::int - 1) t
+    on conflict (tenant_id, sku) do nothing
     returning 1
   ), keys as (
     insert into api_keys (key_hash, tenant_id, key_prefix)

@@ -58,6 +58,7 @@ interface Scenario {
 function order(orderPath: SagaPath, overrides: Partial<OrderInput> = {}): OrderInput {
   return {
     orderId: `hold-${orderPath}`,
+    tenantId: 'default',
     customerId: 'cust-history',
     amount: 2500,
     currency: 'usd',

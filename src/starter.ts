@@ -6,7 +6,7 @@ import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors
 import { Command, InvalidArgumentError } from 'commander';
 import { ConfigError } from './platform/config/config-error.js';
 import { loadTemporalSettings } from './platform/config/settings.js';
-import { parseOrderInput, workflowIdForOrder, type OrderInput } from './domain/order-input.js';
+import { DEFAULT_TENANT_ID, parseOrderInput, workflowIdForOrder, type OrderInput } from './domain/order-input.js';
 import type { PaymentOutcome } from './domain/order-result.js';
 import { requestHash } from './money/idempotency/request-hash.js';
 import { startOrderForPaymentOutcome } from './saga-client/payment-outcome.js';
@@ -34,6 +34,9 @@ const program = new Command('start')
   .requiredOption('--payment-method <pm>', 'Stripe PaymentMethod ID (pm_card_visa in test mode)')
   .requiredOption('--sku <sku>', 'stock-keeping unit to allocate')
   .requiredOption('--quantity <n>', 'units to allocate, 1 to 1000', wholeNumber('--quantity'))
+  // The starter talks to Temporal directly, an operator's access: it may start an order for any
+  // tenant, and the order reserves only that tenant's stock. API callers get their key's tenant.
+  .option('--tenant <id>', "the tenant whose stock the order reserves", DEFAULT_TENANT_ID)
   .option('--wait', 'wait for the order to finish and print its result', false)
   .option('--outcome-wait-ms <ms>', 'how long to wait for the payment outcome before going on without it', wholeNumber('--outcome-wait-ms'), 30_000)
   .option('--json', 'print one JSON object instead of text', false)
@@ -42,6 +45,7 @@ const program = new Command('start')
 
 interface Flags {
   orderId: string;
+  tenant: string;
   customerId: string;
   amount: number;
   currency: string;
@@ -58,6 +62,7 @@ async function main(): Promise<number> {
   // Validated before Temporal is contacted: bad input starts nothing.
   const parsed = parseOrderInput({
     orderId: flags.orderId,
+    tenantId: flags.tenant,
     customerId: flags.customerId,
     amount: flags.amount,
     currency: flags.currency,

@@ -1,7 +1,7 @@
 // The order as every door receives it: one schema for the starter, the workflow and the API, so
 // bad input is refused with the same message everywhere and starts nothing.
 import { z } from 'zod';
-import { STRIPE_CURRENCIES } from './currencies.js';
+import { belowStripeMinimum, STRIPE_CURRENCIES } from './currencies.js';
 
 /** Stripe's ceiling for a single amount, in minor units. */
 export const MAX_AMOUNT_MINOR = 99_999_999;
@@ -14,6 +14,9 @@ const identifier = (what: string, example: string) =>
       `${what} must be 1-64 characters of letters, digits, '-' or '_', starting with a letter or digit (e.g. ${example})`,
     );
 
+/** The tenant of an order that names none: the starter's default, and every order from before tenants. */
+export const DEFAULT_TENANT_ID = 'default';
+
 /**
  * One order as the saga receives it. Shared by the starter (flags), the workflow (its own
  * input) and the API, so every door refuses the same bad input with the same message.
@@ -21,6 +24,12 @@ const identifier = (what: string, example: string) =>
 const buildOrderInputSchema = () =>
   z.object({
     orderId: identifier('order ID', 'A-1001'),
+    /**
+     * Whose order it is, and so whose stock it reserves: the API key's tenant, the starter's
+     * --tenant. Absent (a run started before tenants): the default tenant, which owns the stock
+     * that existed then (migration 016).
+     */
+    tenantId: identifier('tenant ID', 'acme-shop').default(DEFAULT_TENANT_ID),
     customerId: identifier('customer ID', 'cust-42'),
     amount: z
       .number({ error: 'amount is required, in minor units (e.g. 1999 for 19.99)' })
@@ -46,13 +55,22 @@ const buildOrderInputSchema = () =>
       .max(1000, 'quantity must be at most 1000'),
   });
 
+/**
+ * The check that needs two fields (Stripe's minimum for the currency), for every door to add
+ * after it shapes its own object: zod drops an object's refinements on omit and refuses extend.
+ */
+export function refuseBelowStripeMinimum(order: { amount: number; currency: string }, ctx: z.RefinementCtx): void {
+  const problem = belowStripeMinimum(order.amount, order.currency);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, path: ['amount'] });
+}
+
 /** The schema, for doors that extend it (the API's request body, the reconcile CLI's order IDs). */
 export const orderInputSchema = buildOrderInputSchema();
 
 // parseOrderInput's own instance, out of reach of this module's exports. The workflow bundle
 // preloads this module once per worker and deep-freezes everything its exports reach, and zod
 // writes to a schema's regexes (lastIndex) as it parses: a frozen schema cannot parse.
-const parsingSchema = buildOrderInputSchema();
+const parsingSchema = buildOrderInputSchema().superRefine(refuseBelowStripeMinimum);
 
 export type OrderInput = z.output<typeof orderInputSchema>;
 

@@ -9,6 +9,7 @@ import { requestHash } from '../money/idempotency/request-hash.js';
 function orderHash(order: OrderInput): string {
   return requestHash({
     orderId: order.orderId,
+    tenantId: order.tenantId,
     customerId: order.customerId,
     amount: order.amount,
     currency: order.currency,
@@ -26,14 +27,14 @@ export async function recordOrder(db: Queryable, order: OrderInput, workflowId: 
   const hash = orderHash(order);
   const { rows } = await db.query<{ request_hash: string }>(
     `with inserted as (
-       insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
-       values ($1, $2, $3, $4, $5, $6, $7, $8)
+       insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id, tenant_id)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        on conflict (order_id) do nothing
        returning request_hash)
      select request_hash from inserted
      union all
      select request_hash from orders where order_id = $1 and not exists (select 1 from inserted)`,
-    [order.orderId, order.customerId, order.amount, order.currency, order.sku, order.quantity, hash, workflowId],
+    [order.orderId, order.customerId, order.amount, order.currency, order.sku, order.quantity, hash, workflowId, order.tenantId],
   );
   if (rows[0]?.request_hash !== hash) throw new IdempotencyConflictError('order', order.orderId);
 }
@@ -107,9 +108,12 @@ export async function orderStatus(db: Queryable, orderId: string): Promise<Order
   return rows[0]?.status ?? null;
 }
 
-/** The order's line (what it takes from stock), or null for an unknown order. */
-export async function orderLine(db: Queryable, orderId: string): Promise<{ sku: string; quantity: number } | null> {
-  const { rows } = await db.query<{ sku: string; quantity: number }>('select sku, quantity from orders where order_id = $1', [orderId]);
+/** The order's line (what it takes from stock, and whose stock), or null for an unknown order. */
+export async function orderLine(db: Queryable, orderId: string): Promise<{ tenantId: string; sku: string; quantity: number } | null> {
+  const { rows } = await db.query<{ tenantId: string; sku: string; quantity: number }>(
+    'select tenant_id as "tenantId", sku, quantity from orders where order_id = $1',
+    [orderId],
+  );
   return rows[0] ?? null;
 }
 

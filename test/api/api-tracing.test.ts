@@ -54,7 +54,7 @@ describe('API traces', () => {
 
     const { key } = await createApiKey(harness.db.pool, 'tenant-traces');
     const sku = 'sku-api-traces';
-    await setStock(harness.db.pool, sku, 10);
+    await setStock(harness.db.pool, sku, 10, 'tenant-traces');
     const response = await fetch(`${url}/v1/orders`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'idempotency-key': 'trace-me-1' },

@@ -73,7 +73,7 @@ describe('POST /v1/orders: the payment outcome in one call', () => {
 
   it('the last unit gone: 201 out_of_stock, and no card was ever touched', async () => {
     const body = await api.orderBody();
-    await setStock(h.db.pool, body.sku as string, 0);
+    await setStock(h.db.pool, body.sku as string, 0, 'tenant-outcome');
     const created = await api.post({ apiKey, idempotencyKey: newKey(), body });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ status: 'out_of_stock' });

@@ -71,7 +71,7 @@ async function seededOrders(): Promise<SeededOrder[]> {
 
 const runIdOf = (order: SeededOrder) => order.charge_key.split('/')[0] ?? '';
 const keyOf = (order: SeededOrder, activityId: string) => deriveIdempotencyKey({ runId: runIdOf(order), activityId });
-const inputOf = (order: SeededOrder): OrderInput => ({ orderId: order.order_id, ...order.request });
+const inputOf = (order: SeededOrder): OrderInput => ({ orderId: order.order_id, tenantId: order.tenant_id, ...order.request });
 const outcomeOf = (order: SeededOrder) => (order.status !== 'compensated' ? order.status : order.refund_id ? 'refunded' : 'voided');
 
 /** The authorization's Stripe parameters, as src/activities/authorization.ts builds them for this order. */
@@ -103,7 +103,8 @@ describe('seedFinishedOrders', () => {
       rows: {
         orders: ORDERS,
         stock_allocations: ORDERS,
-        inventory: 64,
+        // Every seeded tenant stocks every seeded SKU: 64 SKUs, 8 tenants.
+        inventory: 64 * 8,
         activity_idempotency: ORDERS + captured + outcomes.voided + outcomes.refunded,
         payment_holds: ORDERS - outcomes.declined,
         ledger_transactions: captured + outcomes.refunded,

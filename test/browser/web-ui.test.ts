@@ -39,6 +39,7 @@ const NAMESPACE = 'default';
 // cannot collide and the screenshot reads like a real order.
 const order: OrderInput = {
   orderId: 'A-1042',
+  tenantId: 'default',
   customerId: 'cust-ada',
   amount: 2500,
   currency: 'usd',

@@ -15,7 +15,7 @@ async function newOrder(): Promise<string> {
   const id = `L-${randomUUID().slice(0, 8)}`;
   await recordOrder(
     db.pool,
-    { orderId: id, customerId: 'c-1', amount: 1500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'S', quantity: 1 },
+    { orderId: id, tenantId: 'default', customerId: 'c-1', amount: 1500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'S', quantity: 1 },
     `order-payment-${id}`,
   );
   return id;

@@ -212,7 +212,7 @@ describe('between migrations 014 and 015: the outbox still has outbox_one_event_
       const orderId = `M-${randomUUID().slice(0, 13)}`;
       await recordOrder(
         db.pool,
-        { orderId, customerId: 'cust-1', amount: 2500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-1', quantity: 1 },
+        { orderId, tenantId: 'default', customerId: 'cust-1', amount: 2500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-1', quantity: 1 },
         `order-payment-${orderId}`,
       );
       // What a worker from before this change writes: its conflict target needs the old index.

@@ -6,6 +6,9 @@ import { migrate, MIGRATIONS_DIR, UnknownMigrationError } from '../../src/platfo
 import { createPool } from '../../src/platform/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
+/** The last migration of issue 34's expand step: code from before it and after it may run side by side. */
+const EXPAND_STEP = '016_tenant_scoped_stock.sql';
+
 describe('db:migrate', () => {
   let db: TestDatabase;
   let files: string[];
@@ -64,4 +67,56 @@ describe('db:migrate', () => {
       await staged.drop();
     }
   });
+
+  it('016 then 019: old rows get their tenants, old statements work beside new ones until the contract, and then two tenants may share a SKU', async () => {
+    const staged = await createTestDatabase({ migrated: false });
+    const q = (sql: string, params: unknown[] = []) => staged.pool.query(sql, params);
+    const tenantsOf = async (table: string, key: string) =>
+      Object.fromEntries((await q(`select ${key} as key, tenant_id from ${table} order by 1`)).rows.map((row: { key: string; tenant_id: string }) => [row.key, row.tenant_id]));
+    // What code from before issue 34 writes: no tenant anywhere, stock found by SKU alone.
+    const oldOrder = (orderId: string) =>
+      q(`insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id) values ($1, 'c', 100, 'usd', 'sku-old', 1, 'h', 'w')`, [orderId]);
+    const oldStock = (sku: string, available: number) =>
+      q('insert into inventory (sku, available) values ($1, $2) on conflict (sku) do update set available = excluded.available', [sku, available]);
+    const oldReserve = (key: string, orderId: string) =>
+      q(`insert into stock_allocations (idempotency_key, order_id, sku, quantity, request_hash) values ($1, $2, 'sku-old', 1, 'h')`, [key, orderId]);
+    try {
+      await migrate(staged.pool, MIGRATIONS_DIR, { through: '015_outbox_drop_one_event_per_kind.sql' });
+      await oldStock('sku-old', 10);
+      await q(`insert into api_orders (order_id, tenant_id, request) values ('api-1', 'acme', '{}')`);
+      await oldOrder('api-1');
+      await oldOrder('cli-1');
+      await oldReserve('k-api-1', 'api-1');
+
+      await migrate(staged.pool, MIGRATIONS_DIR, { through: EXPAND_STEP });
+      // The shared stock and what was reserved from it are the default tenant's; API orders keep their tenant.
+      expect(await tenantsOf('orders', 'order_id')).toEqual({ 'api-1': 'acme', 'cli-1': 'default' });
+      expect(await tenantsOf('inventory', 'sku')).toEqual({ 'sku-old': 'default' });
+      expect(await tenantsOf('stock_allocations', 'idempotency_key')).toEqual({ 'k-api-1': 'default' });
+
+      // Old code still runs, and its rows get the tenants new code would give them.
+      await q(`insert into api_orders (order_id, tenant_id, request) values ('api-2', 'acme', '{}')`);
+      await oldOrder('api-2');
+      await oldOrder('cli-2');
+      await oldStock('sku-old', 12);
+      // The operator gives the SKU to its tenant: its open reservations move with it.
+      await q(`update inventory set tenant_id = 'acme' where sku = 'sku-old'`);
+      await oldReserve('k-api-2', 'api-2');
+      expect(await tenantsOf('orders', 'order_id')).toMatchObject({ 'api-2': 'acme', 'cli-2': 'default' });
+      expect(await tenantsOf('stock_allocations', 'idempotency_key')).toEqual({ 'k-api-1': 'acme', 'k-api-2': 'acme' });
+
+      await migrate(staged.pool);
+      await q(`insert into inventory (tenant_id, sku, available) values ('globex', 'sku-old', 4)`);
+      expect((await q(`select tenant_id, available from inventory where sku = 'sku-old' order by tenant_id`)).rows).toEqual([
+        { tenant_id: 'acme', available: 12 },
+        { tenant_id: 'globex', available: 4 },
+      ]);
+      // After the contract a statement that names no tenant fails instead of landing in 'default'.
+      await expect(oldOrder('cli-3')).rejects.toThrow(/null value in column "tenant_id"/);
+      await expect(oldStock('sku-new', 1)).rejects.toThrow(/no unique or exclusion constraint/);
+    } finally {
+      await staged.drop();
+    }
+  });
 });
+

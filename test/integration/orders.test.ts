@@ -20,7 +20,7 @@ afterAll(() => db.drop());
 
 async function newOrder(): Promise<string> {
   const orderId = `C-${randomUUID().slice(0, 8)}`;
-  await recordOrder(db.pool, { orderId, customerId: 'c-1', amount: 100, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-c', quantity: 1 }, `order-payment-${orderId}`);
+  await recordOrder(db.pool, { orderId, tenantId: 'default', customerId: 'c-1', amount: 100, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-c', quantity: 1 }, `order-payment-${orderId}`);
   return orderId;
 }
 

@@ -2,6 +2,7 @@
 // 3), reports outcomes early, copes with no worker; and `npm run worker` refuses bad configuration.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderInput } from '../../src/domain/order-input.js';
+import { availableStock, setStock } from '../../src/orders/stock.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 
@@ -119,6 +120,7 @@ describe('npm run start', () => {
     ['a fractional amount', ['--amount', '19.99'], '--amount must be a whole number'],
     ['an unsupported currency', ['--currency', 'xyz'], 'currency must be a three-letter ISO 4217 code that Stripe supports'],
     ['an order ID with a slash', ['--order-id', 'a/b'], 'order ID must be 1-64 characters'],
+    ['an amount below Stripe’s minimum for the currency', ['--amount', '49'], 'amount must be at least 50 minor units for USD'],
   ])('exits 2 on %s, before contacting Temporal', async (_label, override, message) => {
     const order = await harness.newOrder();
     const args = flags(order);
@@ -128,6 +130,18 @@ describe('npm run start', () => {
     const result = await runCli('src/starter.ts', args, { ...env, TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(message);
+  });
+
+  it("--tenant reserves that tenant's stock only: another tenant's units of the same SKU are out of its reach", async () => {
+    const order = await harness.newOrder();
+    await setStock(harness.db.pool, order.sku, 2, 'tenant-starter');
+    const run = await runCli('src/starter.ts', [...flags(order), '--tenant', 'tenant-starter', '--quantity', '2', '--wait', '--json'], env);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ result: { status: 'completed' } });
+    // The default tenant's 10 units (harness.newOrder) are untouched; the named tenant's are taken.
+    expect([await availableStock(harness.db.pool, 'default', order.sku), await availableStock(harness.db.pool, 'tenant-starter', order.sku)]).toEqual([10, 0]);
+    const { rows } = await harness.db.pool.query('select tenant_id from orders where order_id = $1', [order.orderId]);
+    expect(rows).toEqual([{ tenant_id: 'tenant-starter' }]);
   });
 
   it('exits 2 naming a missing flag', async () => {

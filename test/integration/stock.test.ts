@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import { AllocationReleasedError, OutOfStockError } from '../../src/domain/failures.js';
-import { allocateStock, releaseStock, setStock } from '../../src/orders/stock.js';
+import { allocateStock, availableStock, releaseStock, setStock } from '../../src/orders/stock.js';
 import { recordOrder } from '../../src/orders/orders.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -15,11 +15,11 @@ beforeAll(async () => {
 });
 afterAll(() => db.drop());
 
-async function newOrder(sku: string, quantity: number): Promise<string> {
+async function newOrder(sku: string, quantity: number, tenantId = 'default'): Promise<string> {
   const orderId = `S-${randomUUID().slice(0, 8)}`;
   await recordOrder(
     db.pool,
-    { orderId, customerId: 'c-1', amount: 100, currency: 'usd', paymentMethod: 'pm_card_visa', sku, quantity },
+    { orderId, tenantId, customerId: 'c-1', amount: 100, currency: 'usd', paymentMethod: 'pm_card_visa', sku, quantity },
     `order-payment-${orderId}`,
   );
   return orderId;
@@ -35,14 +35,14 @@ describe('stock', () => {
     const sku = `sku-${randomUUID().slice(0, 6)}`;
     await setStock(db.pool, sku, 5);
     const orderId = await newOrder(sku, 2);
-    const allocation = { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku, quantity: 2 };
+    const allocation = { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, tenantId: 'default', sku, quantity: 2 };
     const attempts = await Promise.all(
       Array.from({ length: 4 }, () => withTransaction(db.pool, (client) => allocateStock(client, allocation))),
     );
     expect(attempts.filter((attempt) => !attempt.replayed)).toHaveLength(1);
     expect(await available(sku)).toBe(3);
 
-    const release = { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 2 };
+    const release = { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock`, orderId, tenantId: 'default', sku, quantity: 2 };
     const releases = await Promise.all(
       Array.from({ length: 4 }, () => withTransaction(db.pool, (client) => releaseStock(client, release))),
     );
@@ -75,7 +75,7 @@ describe('stock', () => {
     const orderId = await newOrder(sku, 1);
     const allocationKey = `${randomUUID()}/reserve-stock`;
     const released = await withTransaction(db.pool, (client) =>
-      releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 1 }),
+      releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, tenantId: 'default', sku, quantity: 1 }),
     );
     expect(released).toEqual({ released: 0 });
     // The attempt that was still running (its worker stalled past its timeout, or the run before
@@ -97,7 +97,7 @@ describe('stock', () => {
     const allocationKey = `${randomUUID()}/reserve-stock`;
     const released = await withTransaction(db.pool, async (client) => {
       await allocateStock(client, { idempotencyKey: allocationKey, orderId, sku, quantity: 2 });
-      return releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 2 });
+      return releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, tenantId: 'default', sku, quantity: 2 });
     });
     expect(released).toEqual({ released: 2 });
     expect(await available(sku)).toBe(4);
@@ -116,7 +116,7 @@ describe('stock', () => {
       const allocationKey = `${randomUUID()}/reserve-stock`;
       const [allocated, released] = await Promise.allSettled([
         withTransaction(db.pool, (client) => allocateStock(client, { idempotencyKey: allocationKey, orderId, sku, quantity: 2 })),
-        withTransaction(db.pool, (client) => releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 2 })),
+        withTransaction(db.pool, (client) => releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId, tenantId: 'default', sku, quantity: 2 })),
       ]);
       expect(released.status).toBe('fulfilled');
       // Allocation first: the release returned its 2 units. Release first: the allocation was refused.
@@ -132,7 +132,7 @@ describe('stock', () => {
     const orderId = await newOrder('no-such-sku-release', 1);
     const allocationKey = `${randomUUID()}/reserve-stock`;
     const released = await withTransaction(db.pool, (client) =>
-      releaseStock(client, { allocationKey, releaseKey: 'x', orderId, sku: 'no-such-sku-release', quantity: 1 }),
+      releaseStock(client, { allocationKey, releaseKey: 'x', orderId, tenantId: 'default', sku: 'no-such-sku-release', quantity: 1 }),
     );
     expect(released).toEqual({ released: 0 });
     const { rows } = await db.pool.query('select 1 from stock_allocations where idempotency_key = $1', [allocationKey]);
@@ -157,11 +157,48 @@ describe('stock after a compensation', () => {
     const allocation = { idempotencyKey: `${randomUUID()}/allocate-stock`, orderId, sku, quantity: 1 };
     await withTransaction(db.pool, (client) => allocateStock(client, allocation));
     await withTransaction(db.pool, (client) =>
-      releaseStock(client, { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock`, orderId, sku, quantity: 1 }),
+      releaseStock(client, { allocationKey: allocation.idempotencyKey, releaseKey: `${randomUUID()}/release-stock`, orderId, tenantId: 'default', sku, quantity: 1 }),
     );
     await expect(withTransaction(db.pool, (client) => allocateStock(client, allocation))).rejects.toBeInstanceOf(
       AllocationReleasedError,
     );
     expect(await available(sku)).toBe(2);
+  });
+});
+
+describe('stock is its tenant’s own', () => {
+  const reserve = (orderId: string, sku: string, quantity: number) =>
+    withTransaction(db.pool, (client) => allocateStock(client, { idempotencyKey: `${randomUUID()}/reserve-stock`, orderId, sku, quantity }));
+
+  it("tenant A can neither reserve, probe nor drain tenant B's SKU: it answers as a SKU nobody stocks", async () => {
+    const sku = `sku-b-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 5, 'tenant-b');
+    // Within B's stock, beyond it, and a SKU nobody has: one and the same answer, and nothing taken.
+    const answers = [];
+    for (const [what, quantity] of [[sku, 1], [sku, 1000], [`sku-none-${randomUUID().slice(0, 6)}`, 1]] as const) {
+      const orderId = await newOrder(what, quantity, 'tenant-a');
+      answers.push(await reserve(orderId, what, quantity).then(() => 'reserved', (error: unknown) => error));
+    }
+    for (const answer of answers) expect(answer).toMatchObject({ name: 'OutOfStockError', known: false });
+    expect((answers as Error[]).map((error) => error.message.replace(/'[^']*'/, "'<sku>'"))).toEqual(Array(3).fill("unknown SKU '<sku>'"));
+    expect(await availableStock(db.pool, 'tenant-b', sku)).toBe(5);
+    const { rows } = await db.pool.query('select 1 from stock_allocations where sku = $1', [sku]);
+    expect(rows).toEqual([]);
+  });
+
+  it('two tenants with the same SKU each reserve and release their own units', async () => {
+    const sku = `sku-shared-${randomUUID().slice(0, 6)}`;
+    await setStock(db.pool, sku, 3, 'tenant-a');
+    await setStock(db.pool, sku, 7, 'tenant-b');
+    const orderA = await newOrder(sku, 3, 'tenant-a');
+    const allocationKey = `${randomUUID()}/reserve-stock`;
+    await withTransaction(db.pool, (client) => allocateStock(client, { idempotencyKey: allocationKey, orderId: orderA, sku, quantity: 3 }));
+    // A's stock is gone; B's is whole, and a fourth unit for A is refused although B has seven.
+    expect([await availableStock(db.pool, 'tenant-a', sku), await availableStock(db.pool, 'tenant-b', sku)]).toEqual([0, 7]);
+    await expect(reserve(await newOrder(sku, 1, 'tenant-a'), sku, 1)).rejects.toMatchObject({ name: 'OutOfStockError', known: true });
+    await withTransaction(db.pool, (client) =>
+      releaseStock(client, { allocationKey, releaseKey: `${randomUUID()}/release-stock`, orderId: orderA, tenantId: 'tenant-a', sku, quantity: 3 }),
+    );
+    expect([await availableStock(db.pool, 'tenant-a', sku), await availableStock(db.pool, 'tenant-b', sku)]).toEqual([3, 7]);
   });
 });

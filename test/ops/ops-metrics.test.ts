@@ -416,6 +416,7 @@ async function pathsTheDemoDoesNotTake(): Promise<void> {
   await setStock(db.pool, sku, 100);
   const order = (suffix: string, overrides: Partial<OrderInput> = {}): OrderInput => ({
     orderId: `${sku}-${suffix}`,
+    tenantId: 'default',
     customerId: 'cust-ops',
     amount: 2500,
     currency: 'usd',

@@ -16,7 +16,7 @@ export interface OrdersApi {
   /** Replaces the test seam that runs after the workflow start, before the response is stored. */
   setAfterWorkflowStart(hook: ((orderId: string) => Promise<void>) | undefined): void;
   keyFor(tenantId: string): Promise<string>;
-  /** A valid order body with a SKU stocked for it. */
+  /** A valid order body with a fresh SKU, stocked for every tenant `keyFor` made a key for (stock is per tenant). */
   orderBody(overrides?: Record<string, unknown>): Promise<Record<string, unknown>>;
   post(options: { apiKey?: string; idempotencyKey?: string; body?: unknown; payload?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
   get(apiKey: string, path: string): Promise<ApiResponse>;
@@ -35,6 +35,7 @@ export async function startOrdersApi(
   options: { outcomeWaitMs?: number; rateLimit?: RateLimitSettings; logger?: Logger } = {},
 ): Promise<OrdersApi> {
   let afterWorkflowStart: ((orderId: string) => Promise<void>) | undefined;
+  const tenants = new Set<string>();
   const app = await buildApiServer({
     db: harness.db.pool,
     signalPaymentEvent: temporalSignaller(harness.client),
@@ -57,11 +58,12 @@ export async function startOrdersApi(
       afterWorkflowStart = hook;
     },
     async keyFor(tenantId) {
+      tenants.add(tenantId);
       return (await createApiKey(harness.db.pool, tenantId)).key;
     },
     async orderBody(overrides = {}) {
       const sku = `sku-${randomUUID().slice(0, 12)}`;
-      await setStock(harness.db.pool, sku, 100);
+      for (const tenantId of tenants) await setStock(harness.db.pool, sku, 100, tenantId);
       return { customerId: 'cust-api', amount: 4200, currency: 'usd', paymentMethod: 'pm_card_visa', sku, quantity: 1, ...overrides };
     },
     async post({ apiKey, idempotencyKey, body, payload, headers = {} }) {

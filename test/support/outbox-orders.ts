@@ -16,7 +16,7 @@ export async function paidOrdersInOutbox(db: Pool, count: number): Promise<numbe
     const orderId = `O-${randomUUID().slice(0, 13)}`;
     await recordOrder(
       db,
-      { orderId, customerId: 'cust-1', amount: 1000 + index, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-1', quantity: 1 },
+      { orderId, tenantId: 'default', customerId: 'cust-1', amount: 1000 + index, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-1', quantity: 1 },
       `order-payment-${orderId}`,
     );
     await withTransaction(db, (client) =>

@@ -76,6 +76,7 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
       const orderId = `T-${randomUUID().slice(0, 13)}`;
       const order: OrderInput = {
         orderId,
+        tenantId: 'default',
         customerId: 'cust-1',
         amount: 2500,
         currency: 'usd',

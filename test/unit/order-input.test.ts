@@ -21,7 +21,7 @@ function problemsOf(raw: unknown): string[] {
 describe('order input schema', () => {
   it('accepts a valid order and normalises the currency to Stripe lower case', () => {
     const parsed = parseOrderInput(valid);
-    expect(parsed).toEqual({ ok: true, value: { ...valid, currency: 'usd' } });
+    expect(parsed).toEqual({ ok: true, value: { ...valid, tenantId: 'default', currency: 'usd' } });
   });
 
   it.each([
@@ -34,8 +34,17 @@ describe('order input schema', () => {
     ['an over-long order ID', { orderId: 'A'.repeat(65) }, 'orderId: order ID must be 1-64 characters'],
     ['a card number instead of a PaymentMethod', { paymentMethod: '4242424242424242' }, 'paymentMethod: payment method must be a Stripe PaymentMethod ID'],
     ['a zero quantity', { quantity: 0 }, 'quantity: quantity must be at least 1'],
+    ['an amount below Stripe’s minimum for USD', { amount: 49 }, 'amount: amount must be at least 50 minor units for USD'],
+    ['an amount below Stripe’s minimum for GBP', { amount: 29, currency: 'gbp' }, 'amount: amount must be at least 30 minor units for GBP'],
+    ['an amount below Stripe’s minimum for a zero-decimal JPY', { amount: 49, currency: 'JPY' }, 'amount: amount must be at least 50 minor units for JPY'],
+    ['a tenant ID with a slash', { tenantId: 'a/b' }, 'tenantId: tenant ID must be 1-64 characters'],
   ])('refuses %s with a message that says what to fix', (_label, change, message) => {
     expect(problemsOf({ ...valid, ...change }).join('\n')).toContain(message);
+  });
+
+  it('accepts the minimum itself, and any amount in a currency without a listed minimum', () => {
+    expect(parseOrderInput({ ...valid, amount: 50 }).ok).toBe(true);
+    expect(parseOrderInput({ ...valid, amount: 1, currency: 'isk' }).ok).toBe(true);
   });
 
   it('reports every problem at once, not just the first', () => {

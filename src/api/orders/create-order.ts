@@ -17,8 +17,8 @@ export const CREATE_ORDER_OPERATION = 'order.create';
 /** How long POST /v1/orders waits for the payment's outcome by default (API_OUTCOME_WAIT_MS). */
 export const DEFAULT_OUTCOME_WAIT_MS = 10_000;
 
-/** The order as the caller describes it: everything but the ID, which the server assigns. */
-export type OrderRequest = Omit<OrderInput, 'orderId'>;
+/** The order as the caller describes it: everything but the ID, which the server assigns, and the tenant, which is the API key's. */
+export type OrderRequest = Omit<OrderInput, 'orderId' | 'tenantId'>;
 
 export interface CreateOrderDeps {
   db: Pool;
@@ -84,7 +84,7 @@ export async function createOrder(deps: CreateOrderDeps, scope: TenantIdempotenc
         ({ payment } = await startOrderForPaymentOutcome(
           deps.temporal.client,
           deps.temporal.taskQueue,
-          { orderId, ...order },
+          { orderId, tenantId: scope.tenantId, ...order },
           { updateId: paymentOutcomeUpdateId(scope), waitMs: deps.outcomeWaitMs },
         ));
         await deps.afterWorkflowStart?.(orderId);

@@ -3,16 +3,19 @@
 import { z } from 'zod';
 import { IDEMPOTENCY_KEY_CONTRACT } from '../idempotency/idempotency-key-header.js';
 import { STRIPE_CURRENCIES } from '../../domain/currencies.js';
-import { MAX_AMOUNT_MINOR, orderInputSchema } from '../../domain/order-input.js';
+import { MAX_AMOUNT_MINOR, orderInputSchema, refuseBelowStripeMinimum } from '../../domain/order-input.js';
 
 /**
  * The orders API's contract, in zod: the same schemas validate requests (through
  * fastify-type-provider-zod) and are the OpenAPI document served at /openapi.json.
  */
 
-/** The request body: the order input without its ID, which the server assigns; unknown fields are refused. */
+/**
+ * The request body: the order input without its ID, which the server assigns, and without its
+ * tenant, which is the API key's; unknown fields (a `tenantId` among them) are refused.
+ */
 export const orderRequestSchema = orderInputSchema
-  .omit({ orderId: true })
+  .omit({ orderId: true, tenantId: true })
   .extend({
     // The same check, documented as the list it checks against (any letter case is accepted).
     currency: orderInputSchema.shape.currency.meta({
@@ -22,6 +25,7 @@ export const orderRequestSchema = orderInputSchema
     }),
   })
   .strict()
+  .superRefine(refuseBelowStripeMinimum)
   .meta({ id: 'OrderRequest' });
 
 /** A refund request: omit `amount` to refund the whole order. */

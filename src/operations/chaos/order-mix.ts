@@ -1,6 +1,6 @@
 // The chaos run's seeded orders: mostly successes, with declines, orders racing for scarce SKUs,
 // and cancels timed to void holds or refund captures, plus the stock to seed for them.
-import type { OrderInput } from '../../domain/order-input.js';
+import { DEFAULT_TENANT_ID, type OrderInput } from '../../domain/order-input.js';
 
 /** What an order is built to meet. Faults may still change where it ends. */
 export type OrderIntent = 'success' | 'decline' | 'scarce' | 'cancel';
@@ -53,6 +53,7 @@ export function buildOrderMix(count: number, runTag: string, random: () => numbe
       ...(intent === 'cancel' && { cancelAt: random() < 0.5 ? ('authorizing' as const) : Math.floor(random() * MAX_CANCEL_AFTER_MS) }),
       order: {
         orderId: `chaos-${runTag}-${index}`,
+        tenantId: DEFAULT_TENANT_ID,
         customerId: `cust-${Math.floor(random() * 1000)}`,
         amount: 100 + Math.floor(random() * 99_900),
         currency: 'usd',

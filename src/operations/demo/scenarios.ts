@@ -1,6 +1,6 @@
 // The demo's scripted orders, one per path the saga can take, each with the faults it injects and
 // the outcome it expects.
-import type { OrderInput } from '../../domain/order-input.js';
+import { DEFAULT_TENANT_ID, type OrderInput } from '../../domain/order-input.js';
 import type { OrderReconciliation } from '../reconcile/invariant-checker.js';
 import type { SagaStep } from '../../domain/order-result.js';
 import type { FaultRule } from '@order-payments/stripe-emulator';
@@ -80,6 +80,7 @@ const expectMoney = (
 export function demoScenarios(tag: string, catalogue: DemoCatalogue): Scenario[] {
   const order = (suffix: string, overrides: Partial<OrderInput>): OrderInput => ({
     orderId: `${tag}-${suffix}`,
+    tenantId: DEFAULT_TENANT_ID,
     customerId: 'cust-ada',
     amount: 2500,
     currency: 'usd',
