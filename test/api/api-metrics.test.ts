@@ -54,7 +54,7 @@ describe('API metrics, served apart from the public port', () => {
     const replay = await api.post({ apiKey, idempotencyKey: 'metrics-key-1', body });
     expect(replay.status).toBe(201);
     expect(replay.headers['idempotent-replayed']).toBe('true');
-    const reused = await api.post({ apiKey, idempotencyKey: 'metrics-key-1', body: { ...body, amount: 1 } });
+    const reused = await api.post({ apiKey, idempotencyKey: 'metrics-key-1', body: { ...body, amount: (body.amount as number) + 1 } });
     expect(reused.status).toBe(422);
 
     const after = await metrics();
