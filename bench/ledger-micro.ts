@@ -108,8 +108,8 @@ export async function runLedgerMicro(options: { databaseUrl: string; rounds: num
     // One order per posting: the ledger allows one charge per order. Warm-up uses the first block.
     const total = (rounds + 1) * perRound;
     await ledgerPool.query(
-      `insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
-       select $2::text || '-' || g, 'cust-micro', 2500, 'usd', 'micro', 1, 'micro', 'micro' from generate_series(0, $1::int - 1) g`,
+      `insert into orders (order_id, tenant_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
+       select $2::text || '-' || g, 'default', 'cust-micro', 2500, 'usd', 'micro', 1, 'micro', 'micro' from generate_series(0, $1::int - 1) g`,
       [total, prefix],
     );
 

@@ -107,7 +107,7 @@ describe('API metrics, served apart from the public port', () => {
   it('npm run api serves /metrics on API_METRICS_PORT and not on API_PORT', async () => {
     const [apiPort, metricsPort] = [await findFreePort(), await findFreePort()];
     const service = startServiceProcess('src/api.ts', {
-      DATABASE_URL: harness.db.url,
+      DATABASE_URL: harness.db.serviceUrl('api'),
       STRIPE_WEBHOOK_SECRET: 'whsec_api_metrics_suite',
       TEMPORAL_ADDRESS: harness.temporalAddress,
       TEMPORAL_NAMESPACE: 'default',

@@ -37,7 +37,7 @@ describe('API traces', () => {
     const worker = await startWorkerProcess(harness, { env: { TRACE_FILE: traceFile, WORKFLOW_BUNDLE_PATH: '' } });
     const apiPort = await findFreePort();
     const api = startServiceProcess('src/api.ts', {
-      DATABASE_URL: harness.db.url,
+      DATABASE_URL: harness.db.serviceUrl('api'),
       STRIPE_WEBHOOK_SECRET: 'whsec_api_tracing_suite',
       TEMPORAL_ADDRESS: harness.temporalAddress,
       TEMPORAL_NAMESPACE: 'default',

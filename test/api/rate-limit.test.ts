@@ -188,7 +188,7 @@ describe('rate-limit settings', () => {
           API_METRICS_PORT: '0',
           API_RATE_LIMIT_PER_MINUTE: '5',
           REDIS_URL,
-          DATABASE_URL: h.db.url,
+          DATABASE_URL: h.db.serviceUrl('api'),
           TEMPORAL_ADDRESS: h.temporalAddress,
           TEMPORAL_TASK_QUEUE: h.taskQueue,
           STRIPE_WEBHOOK_SECRET: 'whsec_rate_limit_suite',

@@ -123,7 +123,7 @@ describe('the production build', () => {
       {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? os.tmpdir(),
-        DATABASE_URL: harness.db.url,
+        DATABASE_URL: harness.db.serviceUrl('worker'),
         STRIPE_SECRET_KEY: STRIPE_TEST_KEY,
         STRIPE_API_BASE: harness.emulator.url,
         TEMPORAL_ADDRESS: harness.temporalAddress,

@@ -19,7 +19,7 @@ function startWorkerProcess() {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
-      DATABASE_URL: harness.db.url,
+      DATABASE_URL: harness.db.serviceUrl('worker'),
       STRIPE_SECRET_KEY: 'sk_test_order_payments_suite',
       STRIPE_API_BASE: harness.emulator.url,
       TEMPORAL_ADDRESS: harness.temporalAddress,

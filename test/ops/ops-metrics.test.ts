@@ -327,7 +327,7 @@ beforeAll(async () => {
   };
   const worker = await startWorkerProcess({
     // The run's bundle of the same source, as test workers do: no webpack build of its own.
-    env: { ...env, WORKER_METRICS_PORT: String(workerMetrics), WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath') },
+    env: { ...env, DATABASE_URL: db.serviceUrl('worker'), WORKER_METRICS_PORT: String(workerMetrics), WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath') },
     logFile: logs('worker'),
     say,
   });
@@ -338,6 +338,7 @@ beforeAll(async () => {
     entry: 'src/api.ts',
     env: {
       ...env,
+      DATABASE_URL: db.serviceUrl('api'),
       API_PORT: String(apiPort),
       API_HOST: '127.0.0.1',
       API_METRICS_PORT: String(apiMetrics),
@@ -360,7 +361,7 @@ beforeAll(async () => {
   const dispatcher = await startServiceProcess({
     name: 'the outbox dispatcher',
     entry: 'src/outbox-dispatcher.ts',
-    env: { ...messagingEnv, METRICS_PORT: String(dispatcherMetrics) },
+    env: { ...messagingEnv, DATABASE_URL: db.serviceUrl('outbox'), METRICS_PORT: String(dispatcherMetrics) },
     logFile: logs('outbox-dispatcher'),
     readyMessage: 'outbox dispatcher started',
     say,
@@ -369,7 +370,7 @@ beforeAll(async () => {
   const receipts = await startServiceProcess({
     name: 'the receipts consumer',
     entry: 'src/receipts.ts',
-    env: { ...messagingEnv, METRICS_PORT: String(receiptsMetrics) },
+    env: { ...messagingEnv, DATABASE_URL: db.serviceUrl('receipts'), METRICS_PORT: String(receiptsMetrics) },
     logFile: logs('receipts'),
     readyMessage: 'receipts consumer started',
     say,

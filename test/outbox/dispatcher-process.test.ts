@@ -43,20 +43,20 @@ describe('outbox dispatcher process', () => {
   it('row 12: SIGKILLed after publishing and before marking sent, it republishes on restart; the receipts process applies the event once', async () => {
     const [id] = await paidOrdersInOutbox(db.pool, 1);
 
-    const crashing = startServiceProcess('src/outbox-dispatcher.ts', serviceEnv({ FAILPOINTS: 'outbox.after-publish' }));
+    const crashing = startServiceProcess('src/outbox-dispatcher.ts', serviceEnv({ DATABASE_URL: db.serviceUrl('outbox'), FAILPOINTS: 'outbox.after-publish' }));
     await expectExit(crashing, { code: null, signal: 'SIGKILL' });
     expect(await outboxState(db.pool)).toEqual([{ id, sent: false, attempts: 0, lastError: null }]);
     expect((await stream.storedMessages()).map((message) => message.msgId)).toEqual([String(id)]);
 
     // Past the broker's duplicate window the republish is stored again: the event is out twice.
     await sleep(DUPLICATE_WINDOW_MS * 2.5);
-    const restarted = startServiceProcess('src/outbox-dispatcher.ts', serviceEnv());
+    const restarted = startServiceProcess('src/outbox-dispatcher.ts', serviceEnv({ DATABASE_URL: db.serviceUrl('outbox') }));
     await eventually('the row marked sent', async () => ((await outboxState(db.pool))[0]?.sent ? true : undefined));
     await restarted.stop();
     await expectExit(restarted, { code: 0, signal: null });
     expect((await stream.storedMessages()).map((message) => message.msgId)).toEqual([String(id), String(id)]);
 
-    const receipts = startServiceProcess('src/receipts.ts', serviceEnv());
+    const receipts = startServiceProcess('src/receipts.ts', serviceEnv({ DATABASE_URL: db.serviceUrl('receipts') }));
     await eventually(
       'both copies delivered and acked',
       async () => {

@@ -33,7 +33,7 @@ async function useStream(options: { url?: string; duplicateWindowMs?: number } =
 }
 
 function dispatcherOn(target: TestStream, overrides: Partial<OutboxDispatcherDeps> = {}) {
-  return createOutboxDispatcher({ db: db.pool, js: target.js, subjectPrefix: target.subjectPrefix, logger, ...overrides });
+  return createOutboxDispatcher({ db: db.servicePool('outbox'), js: target.js, subjectPrefix: target.subjectPrefix, logger, ...overrides });
 }
 
 class InjectedCrash extends Error {}
@@ -92,7 +92,7 @@ describe('outbox dispatcher', () => {
     const config = { stream: target.stream, durable: 'receipts', subjectPrefix: target.subjectPrefix };
     await ensureReceiptsConsumer(target.nc, config);
     const stop = new AbortController();
-    const running = createReceiptsConsumer({ ...config, db: db.pool, nc: target.nc, logger }).run(stop.signal);
+    const running = createReceiptsConsumer({ ...config, db: db.servicePool('receipts'), nc: target.nc, logger }).run(stop.signal);
     try {
       // Both copies delivered and acknowledged...
       await eventually('both copies acked', async () => {

@@ -105,7 +105,7 @@ describe('outbox metrics', () => {
     });
     try {
       const ids = await paidOrdersInOutbox(db.pool, 2);
-      const dispatcher = startServiceProcess('src/outbox-dispatcher.ts', env(dispatcherPort));
+      const dispatcher = startServiceProcess('src/outbox-dispatcher.ts', { ...env(dispatcherPort), DATABASE_URL: db.serviceUrl('outbox') });
       const dispatcherMetrics = await eventually(
         'the dispatcher to publish both rows',
         async () => {
@@ -125,7 +125,7 @@ describe('outbox metrics', () => {
       await sleep(2_500);
       await stream.js.publish(stored.subject, JSON.stringify(stored.data), { msgID: stored.msgId ?? '' });
 
-      const receipts = startServiceProcess('src/receipts.ts', env(receiptsPort));
+      const receipts = startServiceProcess('src/receipts.ts', { ...env(receiptsPort), DATABASE_URL: db.serviceUrl('receipts') });
       const receiptsMetrics = await eventually(
         'the receipts consumer to handle all three messages',
         async () => {

@@ -52,8 +52,8 @@ describe('trace context across the outbox and NATS', () => {
       OUTBOX_POLL_INTERVAL_MS: '50',
     };
     const worker = await startWorkerProcess(harness, { env: { TRACE_FILE: files.worker } });
-    const dispatcher = startServiceProcess('src/outbox-dispatcher.ts', { ...messagingEnv, TRACE_FILE: files.outbox });
-    const receipts = startServiceProcess('src/receipts.ts', { ...messagingEnv, TRACE_FILE: files.receipts });
+    const dispatcher = startServiceProcess('src/outbox-dispatcher.ts', { ...messagingEnv, DATABASE_URL: harness.db.serviceUrl('outbox'), TRACE_FILE: files.outbox });
+    const receipts = startServiceProcess('src/receipts.ts', { ...messagingEnv, DATABASE_URL: harness.db.serviceUrl('receipts'), TRACE_FILE: files.receipts });
 
     const order = await harness.newOrder();
     const started = await harness.start(order);

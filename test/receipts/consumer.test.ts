@@ -56,7 +56,7 @@ async function consuming<T>(
   const config = { stream: target.stream, durable: 'receipts', subjectPrefix: target.subjectPrefix };
   await ensureReceiptsConsumer(target.nc, config);
   const stop = new AbortController();
-  const running = createReceiptsConsumer({ ...config, db: db.pool, nc: target.nc, logger, ...options }).run(stop.signal);
+  const running = createReceiptsConsumer({ ...config, db: db.servicePool('receipts'), nc: target.nc, logger, ...options }).run(stop.signal);
   try {
     return { config, value: await until() };
   } finally {
@@ -74,14 +74,14 @@ async function settled(target: TestStream, count: number) {
 
 describe('receipts consumer (inbox)', () => {
   it('applies a message once: a second delivery of the same message ID changes nothing', async () => {
-    const outcomes = [await applyOrderEvent(db.pool, '41', event()), await applyOrderEvent(db.pool, '41', event())];
+    const outcomes = [await applyOrderEvent(db.servicePool('receipts'), '41', event()), await applyOrderEvent(db.servicePool('receipts'), '41', event())];
 
     expect(outcomes).toEqual(['applied', 'duplicate']);
     expect(await receipts()).toEqual([{ message_id: '41', event_type: 'order.paid', stripe_object_id: 'pi_1' }]);
   });
 
   it('two deliveries of one message racing on two connections apply it once', async () => {
-    const outcomes = await Promise.all([applyOrderEvent(db.pool, '42', event()), applyOrderEvent(db.pool, '42', event())]);
+    const outcomes = await Promise.all([applyOrderEvent(db.servicePool('receipts'), '42', event()), applyOrderEvent(db.servicePool('receipts'), '42', event())]);
 
     expect(outcomes.sort()).toEqual(['applied', 'duplicate']);
     expect(await receipts()).toHaveLength(1);

@@ -36,8 +36,8 @@ async function seedOutbox(prefix: string, count: number, sentDaysAgo: number | n
   for (let i = 1; i <= count; i += 1) {
     const orderId = `${prefix}-${i}`;
     await db.pool.query(
-      `insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
-       values ($1, 'c', 100, 'usd', 's', 1, 'h', 'w-' || $1)`,
+      `insert into orders (order_id, tenant_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
+       values ($1, 'default', 'c', 100, 'usd', 's', 1, 'h', 'w-' || $1)`,
       [orderId],
     );
     await db.pool.query(

@@ -37,7 +37,8 @@ export async function startOrdersApi(
   let afterWorkflowStart: ((orderId: string) => Promise<void>) | undefined;
   const tenants = new Set<string>();
   const app = await buildApiServer({
-    db: harness.db.pool,
+    // The API's own login (migration 017): the routes run with the API's grants only.
+    db: harness.db.servicePool('api'),
     signalPaymentEvent: temporalSignaller(harness.client),
     stripeWebhook: { secret: 'whsec_orders_api_suite', toleranceSeconds: 300 },
     logger: options.logger ?? pino({ level: 'silent' }),

@@ -101,7 +101,8 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
         connection: nativeConnection,
         namespace: 'default',
         taskQueue,
-        deps: { db: db.pool, stripe, ...options.deps },
+        // The worker's own login (migration 017): the activities run with the worker's grants only.
+        deps: { db: db.servicePool('worker'), stripe, ...options.deps },
         workflowBundlePath: inject('workflowBundlePath'),
         shutdownGraceTimeMs: 5_000,
       });

@@ -50,7 +50,8 @@ export async function startWorkerProcess(
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
-    DATABASE_URL: harness.db.url,
+    // The worker's own login (migration 017): what a deployed worker connects as.
+    DATABASE_URL: harness.db.serviceUrl('worker'),
     DATABASE_POOL_SIZE: '4',
     STRIPE_SECRET_KEY: STRIPE_TEST_KEY,
     STRIPE_API_BASE: harness.emulator.url,

@@ -10,6 +10,7 @@ import { startNats } from './nats.js';
 import { assertPortFree } from './ports.js';
 import { startPostgres } from './postgres.js';
 import { seedSampleStock } from './sample-stock.js';
+import { serviceLogins, type ServiceUrls } from './database-roles.js';
 import { probeRunningStack, removeStackState, writeStackState, type StackState } from './stack-state.js';
 import { startServiceProcess } from './service-process.js';
 import { PORT_HINTS, type StackOptions } from './stack-options.js';
@@ -102,10 +103,13 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     const [postgres, temporal, emulator] = await Promise.all(starting);
 
     const pool = createPool({ connectionString: postgres.url, max: 2, applicationName: 'order-payments-stack' });
+    let serviceUrls: ServiceUrls;
     try {
       const { applied } = await migrate(pool);
       options.say(`migrations: ${applied.length === 0 ? 'up to date' : `applied ${applied.join(', ')}`}`);
       await seedSampleStock(pool);
+      // Each service as its own login, granted only what it needs (migration 017).
+      serviceUrls = await serviceLogins(pool, postgres.url, options.say);
     } finally {
       await pool.end();
     }
@@ -121,7 +125,11 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       STRIPE_API_BASE: emulator.url,
     };
     options.say('starting the worker (it bundles the workflow code first)');
-    const worker = await startWorkerProcess({ env: { ...env, TRACE_FILE: files.traces }, logFile: files.workerLog, say: options.say });
+    const worker = await startWorkerProcess({
+      env: { ...env, DATABASE_URL: serviceUrls.worker, TRACE_FILE: files.traces },
+      logFile: files.workerLog,
+      say: options.say,
+    });
     started.push({ name: 'the worker', stop: () => worker.stop() });
 
     const nats = await startNats({
@@ -143,7 +151,14 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     const api = await startServiceProcess({
       name: 'the API',
       entry: 'src/api.ts',
-      env: { ...env, API_PORT: String(options.apiPort), API_HOST: '127.0.0.1', STRIPE_WEBHOOK_SECRET: stripeWebhookSecret, TRACE_FILE: files.traces },
+      env: {
+        ...env,
+        DATABASE_URL: serviceUrls.api,
+        API_PORT: String(options.apiPort),
+        API_HOST: '127.0.0.1',
+        STRIPE_WEBHOOK_SECRET: stripeWebhookSecret,
+        TRACE_FILE: files.traces,
+      },
       logFile: files.apiLog,
       readyMessage: /^api listening on /,
       say: options.say,
@@ -152,7 +167,6 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     emulator.addWebhookEndpoint({ url: `${apiUrl}/webhooks/stripe`, secret: stripeWebhookSecret });
 
     const messagingEnv = {
-      DATABASE_URL: postgres.url,
       NATS_URL: nats.url,
       OUTBOX_STREAM: nats.stream,
       OUTBOX_SUBJECT_PREFIX: nats.subjectPrefix,
@@ -163,7 +177,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       startServiceProcess({
         name: 'the outbox dispatcher',
         entry: 'src/outbox-dispatcher.ts',
-        env: messagingEnv,
+        env: { ...messagingEnv, DATABASE_URL: serviceUrls.outbox },
         logFile: files.outboxLog,
         readyMessage: 'outbox dispatcher started',
         say: options.say,
@@ -171,7 +185,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       startServiceProcess({
         name: 'the receipts consumer',
         entry: 'src/receipts.ts',
-        env: messagingEnv,
+        env: { ...messagingEnv, DATABASE_URL: serviceUrls.receipts },
         logFile: files.receiptsLog,
         readyMessage: 'receipts consumer started',
         say: options.say,

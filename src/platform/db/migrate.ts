@@ -12,6 +12,9 @@ export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../migrations/', impo
 // migrators (two workers starting together) on the database itself.
 const MIGRATION_LOCK_ID = 7_240_512_001;
 
+/** The role that owns the schema (migration 017): every later migration runs as it. */
+export const MIGRATOR_ROLE = 'order_payments_migrator';
+
 export interface MigrationResult {
   applied: string[];
   alreadyApplied: string[];
@@ -62,6 +65,18 @@ export async function migrate(pool: Pool, directory = MIGRATIONS_DIR, options: M
       }
       const sql = await readFile(path.join(directory, name), 'utf8');
       await withTransaction(pool, async (client) => {
+        // Once migration 017 made the migrator the schema's owner, each migration runs as it, so
+        // what it creates is the migrator's too, whoever logged in (a superuser, or a member). A
+        // migration that needs more (creating a role) says `reset role;` at its top.
+        // (Roles are the cluster's: the role may exist from another database, so ownership of
+        // this database's bookkeeping table is what says 017 ran here.)
+        const { rows: asMigrator } = await client.query<{ ok: boolean }>(
+          `select coalesce(bool_and(pg_has_role(current_user, r.oid, 'member')), false) as ok
+             from pg_class c join pg_roles r on r.oid = c.relowner
+            where c.oid = to_regclass('schema_migrations') and r.rolname = $1`,
+          [MIGRATOR_ROLE],
+        );
+        if (asMigrator[0]?.ok) await client.query(`set local role ${MIGRATOR_ROLE}`);
         await client.query(sql);
         await client.query('insert into schema_migrations (name) values ($1)', [name]);
       });
