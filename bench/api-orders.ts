@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     const app = await buildApiServer({
       db,
       signalPaymentEvent: () => Promise.resolve('no-workflow' as const),
-      stripeWebhook: { secret: 'whsec_bench', toleranceSeconds: 300 },
+      stripeWebhook: { secrets: ['whsec_bench'], toleranceSeconds: 300 },
       logger: pino({ level: 'silent' }),
       temporal: { client: new Client({ connection }), taskQueue: `bench-api-${randomUUID()}` },
       apiIdempotency: DEFAULT_API_IDEMPOTENCY,

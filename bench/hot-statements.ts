@@ -475,7 +475,10 @@ async function sampleOf(pool: Pool): Promise<Sample> {
             (select id from ledger_transactions limit 1) as ledger_id,
             (select id from outbox limit 1) as outbox_id,
             a.tenant_id, a.idempotency_key as api_key,
-            (select payload from stripe_webhook_events where event_type = 'payment_intent.succeeded' limit 1) as event
+            (select jsonb_build_object('id', event_id, 'object', 'event', 'type', event_type, 'created', event_created,
+                    'data', jsonb_build_object('object', jsonb_build_object('id', object_id, 'object', object_type, 'status', object_status,
+                    'metadata', case when order_id is not null then jsonb_build_object('order_id', order_id) end)))
+               from stripe_webhook_events where event_type = 'payment_intent.succeeded' limit 1) as event
        from (select 1) one
        left join lateral (select order_id, charge_key, payment_intent_id from orders where status = 'completed' and charge_key is not null limit 1) o on true
        left join lateral (select tenant_id, idempotency_key from api_idempotency limit 1) a on true`,

@@ -74,7 +74,7 @@ export async function measurePaymentOutcome(options: {
   const common = {
     db: options.db,
     signalPaymentEvent: () => Promise.resolve('no-workflow' as const),
-    stripeWebhook: { secret: 'whsec_bench', toleranceSeconds: 300 },
+    stripeWebhook: { secrets: ['whsec_bench'], toleranceSeconds: 300 },
     logger: pino({ level: 'silent' }),
     temporal: { client: options.client, taskQueue: options.taskQueue },
     apiIdempotency: DEFAULT_API_IDEMPOTENCY,

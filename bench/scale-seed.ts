@@ -544,8 +544,9 @@ const EVENT_SUBJECT = `case s.subject
   end`;
 
 /**
- * Stripe's webhooks as recordStripeEvent leaves them: the event (its payload Stripe's Event with a
- * snapshot of its object), its inbox row, and each object's latest state. $1: the event specs (jsonb).
+ * Stripe's webhooks as recordStripeEvent leaves them: the fields it keeps of the event (built here as
+ * Stripe's Event with a snapshot of its object, then read as storedEventFields reads it), its inbox
+ * row, and each object's latest state. $1: the event specs (jsonb).
  */
 const INSERT_WEBHOOKS = `
   with ev as (
@@ -572,10 +573,14 @@ const INSERT_WEBHOOKS = `
         on s.outcome = o.outcome
      cross join lateral (select 'evt_' || substr(md5(o.order_id || ':evt:' || s.seq), 1, 24) as event_id, o.created + s.seq / 4 as created) e
   ), recorded as (
-    insert into stripe_webhook_events (event_id, event_type, object_id, payment_intent_id, order_id, event_created, payload,
-                                       received_at, applied, handed_off_at)
-    select event_id, type, object_id, pi_id, order_id, created, payload, received_at, applied,
-           case when applied then received_at + interval '5 milliseconds' end
+    insert into stripe_webhook_events (event_id, event_type, object_id, payment_intent_id, order_id, event_created,
+                                       received_at, applied, handed_off_at,
+                                       object_type, object_status, amount, amount_refunded, refunded, currency)
+    select event_id, type, object_id, pi_id, order_id, created, received_at, applied,
+           case when applied then received_at + interval '5 milliseconds' end,
+           payload #>> '{data,object,object}', payload #>> '{data,object,status}',
+           (payload #>> '{data,object,amount}')::bigint, (payload #>> '{data,object,amount_refunded}')::bigint,
+           (payload #>> '{data,object,refunded}')::boolean, payload #>> '{data,object,currency}'
       from ev
     returning 1
   ), inbox as (

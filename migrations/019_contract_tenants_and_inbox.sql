@@ -1,6 +1,8 @@
 -- Trust boundaries (issue 34), the contract step. Apply it only once no worker or API process from
 -- before issue 34 runs (its pinned runs drained): migration 016 explains the deploy order.
 --
+-- Inbox: stripe_webhook_events.payload, the whole event migration 018 stopped keeping, is dropped.
+--
 -- Tenants: the SKU-only key goes, so two tenants may stock SKUs of the same name; inventory is keyed
 -- by (tenant_id, sku), and a reservation's stock row by the same pair. The triggers that filled in
 -- the tenant for old code go, and no tenant column has a default any more: a statement that names
@@ -24,3 +26,7 @@ alter table inventory drop constraint inventory_tenant_sku_key;
 alter table inventory add constraint inventory_pkey primary key (tenant_id, sku);
 alter table stock_allocations
   add constraint stock_allocations_tenant_sku_fkey foreign key (tenant_id, sku) references inventory (tenant_id, sku) on update cascade;
+
+-- The inbox: the whole-event payload column goes (migration 018 stopped writing it and cleared it;
+-- an API from before 018 may have written more since).
+alter table stripe_webhook_events drop column payload;

@@ -18,7 +18,8 @@ export interface ApiDeps {
   db: Pool;
   /** Hands a recorded payment event to the order's workflow (a Temporal signal in production). */
   signalPaymentEvent: SignalPaymentEvent;
-  stripeWebhook: { secret: string; toleranceSeconds: number };
+  /** The webhook route's signing secrets (any one verifies a delivery, for rotation) and timestamp tolerance. */
+  stripeWebhook: { secrets: string[]; toleranceSeconds: number };
   logger: FastifyBaseLogger;
   /** Hand-off retries; tests shorten them. */
   handoff?: { attempts?: number; retryMs?: number };
@@ -48,7 +49,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(stripeWebhookRoutes, {
     db: deps.db,
     signalPaymentEvent: deps.signalPaymentEvent,
-    secret: deps.stripeWebhook.secret,
+    secrets: deps.stripeWebhook.secrets,
     toleranceSeconds: deps.stripeWebhook.toleranceSeconds,
     handoff: deps.handoff ?? {},
   });

@@ -23,7 +23,8 @@ import { openHoldsOfFinishedOrders } from '../../src/money/payments/payment-hold
 import { registerAuthorization, registerCapture, registerRefund, registerVoid, refundRequest } from '../../src/money/payments/payment-protocol.js';
 import { reapExpired } from '../../src/operations/retention/reaper.js';
 import { DEFAULT_RETENTION } from '../../src/operations/retention/settings.js';
-import { projectEvent, stripeEventSchema } from '../../src/messaging/webhooks/stripe-event.js';
+import { projectStoredEvent, type StoredEventFields } from '../../src/messaging/webhooks/stripe-event.js';
+import { STORED_EVENT_COLUMNS } from '../support/webhooks.js';
 import { explainHotStatements, type HotStatementPlan } from '../../bench/hot-statements.js';
 import { outcomeCounts, seedFinishedOrders, SEEDED_TABLES, type SeedSummary } from '../../bench/scale-seed.js';
 
@@ -293,16 +294,16 @@ describe('seedFinishedOrders', () => {
   it('writes outbox payloads the consumers accept, and webhook events whose projections are the stored states', async () => {
     const outbox = await db.pool.query<{ payload: unknown }>('select payload from outbox');
     for (const row of outbox.rows) expect(orderEventSchema.safeParse(row.payload).success).toBe(true);
-    const events = await db.pool.query<{ event_id: string; payload: unknown; applied: boolean; object_id: string; state_status: string | null; state_rank: number | null }>(
-      `select e.event_id, e.payload, e.applied, s.object_id, s.status as state_status, s.status_rank as state_rank
+    const events = await db.pool.query<StoredEventFields & { applied: boolean; stateObjectId: string; stateStatus: string | null; stateRank: number | null }>(
+      `select ${STORED_EVENT_COLUMNS}, e.applied, s.object_id as "stateObjectId", s.status as "stateStatus", s.status_rank as "stateRank"
          from stripe_webhook_events e left join stripe_object_states s on s.event_id = e.event_id`,
     );
     expect(events.rows).toHaveLength(summary.rows.stripe_webhook_events);
     for (const row of events.rows) {
-      const projection = projectEvent(stripeEventSchema.parse(row.payload));
-      expect({ event: row.event_id, applied: row.applied }).toEqual({ event: row.event_id, applied: projection !== null });
-      if (row.state_status !== null) {
-        expect(projection).toMatchObject({ objectId: row.object_id, status: row.state_status, rank: row.state_rank });
+      const projection = projectStoredEvent(row);
+      expect({ event: row.eventId, applied: row.applied }).toEqual({ event: row.eventId, applied: projection !== null });
+      if (row.stateStatus !== null) {
+        expect(projection).toMatchObject({ objectId: row.stateObjectId, status: row.stateStatus, rank: row.stateRank });
       }
     }
   });
@@ -326,7 +327,11 @@ describe('seedFinishedOrders', () => {
 
   it('leaves every row inside its retention horizon: the reaper finds nothing to delete', async () => {
     const report = await reapExpired(db.pool, DEFAULT_RETENTION);
-    expect(report).toEqual({ deleted: { activity_idempotency: 0, outbox: 0, stripe_webhook_events: 0, processed_messages: 0 }, expiredOpenKeys: 0, failures: [] });
+    expect(report).toEqual({
+      deleted: { activity_idempotency: 0, outbox: 0, stripe_object_states: 0, stripe_webhook_events: 0, processed_messages: 0 },
+      expiredOpenKeys: 0,
+      failures: [],
+    });
     expect(await reapApiIdempotency(db.pool, { tombstoneMs: 90 * 24 * 3_600_000 })).toEqual({ compacted: 0, deleted: 0 });
   });
 });

@@ -7,7 +7,7 @@ import { createPool } from '../../src/platform/db/pool.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 /** The last migration of issue 34's expand step: code from before it and after it may run side by side. */
-const EXPAND_STEP = '016_tenant_scoped_stock.sql';
+const EXPAND_STEP = '018_inbox_keeps_fields.sql';
 
 describe('db:migrate', () => {
   let db: TestDatabase;
@@ -68,7 +68,7 @@ describe('db:migrate', () => {
     }
   });
 
-  it('016 then 019: old rows get their tenants, old statements work beside new ones until the contract, and then two tenants may share a SKU', async () => {
+  it('016-018 then 019: old rows get their tenants and lose their webhook payloads, old statements work beside new ones until the contract, and then two tenants may share a SKU', async () => {
     const staged = await createTestDatabase({ migrated: false });
     const q = (sql: string, params: unknown[] = []) => staged.pool.query(sql, params);
     const tenantsOf = async (table: string, key: string) =>
@@ -78,6 +78,11 @@ describe('db:migrate', () => {
       q(`insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id) values ($1, 'c', 100, 'usd', 'sku-old', 1, 'h', 'w')`, [orderId]);
     const oldStock = (sku: string, available: number) =>
       q('insert into inventory (sku, available) values ($1, $2) on conflict (sku) do update set available = excluded.available', [sku, available]);
+    const oldWebhook = (eventId: string) =>
+      q(
+        `insert into stripe_webhook_events (event_id, event_type, object_id, event_created, payload, applied) values ($1, 'charge.succeeded', 'ch_1', 1, $2, false)`,
+        [eventId, { id: eventId, data: { object: { object: 'charge', status: 'succeeded', amount: 2500, currency: 'usd', billing_details: { name: 'Ada' } } } }],
+      );
     const oldReserve = (key: string, orderId: string) =>
       q(`insert into stock_allocations (idempotency_key, order_id, sku, quantity, request_hash) values ($1, $2, 'sku-old', 1, 'h')`, [key, orderId]);
     try {
@@ -87,8 +92,14 @@ describe('db:migrate', () => {
       await oldOrder('api-1');
       await oldOrder('cli-1');
       await oldReserve('k-api-1', 'api-1');
+      await oldWebhook('evt_old_1');
 
       await migrate(staged.pool, MIGRATIONS_DIR, { through: EXPAND_STEP });
+      // The event's fields are kept, its payload (the customer's address among it) is gone.
+      expect((await q(`select object_type, object_status, amount, currency, payload from stripe_webhook_events`)).rows).toEqual([
+        { object_type: 'charge', object_status: 'succeeded', amount: 2500, currency: 'usd', payload: null },
+      ]);
+      await oldWebhook('evt_old_2');
       // The shared stock and what was reserved from it are the default tenant's; API orders keep their tenant.
       expect(await tenantsOf('orders', 'order_id')).toEqual({ 'api-1': 'acme', 'cli-1': 'default' });
       expect(await tenantsOf('inventory', 'sku')).toEqual({ 'sku-old': 'default' });
@@ -114,6 +125,7 @@ describe('db:migrate', () => {
       // After the contract a statement that names no tenant fails instead of landing in 'default'.
       await expect(oldOrder('cli-3')).rejects.toThrow(/null value in column "tenant_id"/);
       await expect(oldStock('sku-new', 1)).rejects.toThrow(/no unique or exclusion constraint/);
+      await expect(oldWebhook('evt_old_3')).rejects.toThrow(/column "payload" of relation "stripe_webhook_events" does not exist/);
     } finally {
       await staged.drop();
     }

@@ -25,6 +25,7 @@ describe('npm run reap', () => {
     expect(result.stdout.split('\n').filter(Boolean)).toEqual([
       'reap: activity_idempotency   1 deleted',
       'reap: outbox                 0 deleted',
+      'reap: stripe_object_states   0 deleted',
       'reap: stripe_webhook_events  0 deleted',
       'reap: processed_messages     0 deleted',
       'reap: 1 expired activity key(s) still open (pending or processing) were kept; npm run reconcile says which orders need a look',

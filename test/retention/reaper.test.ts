@@ -56,18 +56,22 @@ async function seedInbox(subscriber: string, prefix: string, count: number, days
   );
 }
 
-async function seedWebhookEvent(eventId: string, daysAgo: number, latestWord: boolean) {
+/**
+ * A recorded webhook event `daysAgo` old with its inbox receipt; with `latestWord`, the state of its
+ * PaymentIntent points at it, in `status`, unchanged for `stateDaysAgo`.
+ */
+async function seedWebhookEvent(eventId: string, daysAgo: number, latestWord: boolean, status = 'succeeded', stateDaysAgo = 0) {
   await seedInbox(STRIPE_WEBHOOK_SUBSCRIBER, eventId, 1, daysAgo);
   await db.pool.query(
-    `insert into stripe_webhook_events (event_id, event_type, object_id, event_created, payload, received_at, applied)
-     values ($1 || '1', 'payment_intent.succeeded', 'pi_' || $1, 1, '{}', now() - make_interval(days => $2), $3)`,
+    `insert into stripe_webhook_events (event_id, event_type, object_id, event_created, received_at, applied)
+     values ($1 || '1', 'payment_intent.succeeded', 'pi_' || $1, 1, now() - make_interval(days => $2), $3)`,
     [eventId, daysAgo, latestWord],
   );
   if (latestWord) {
     await db.pool.query(
-      `insert into stripe_object_states (object_id, object_type, status, status_rank, event_id, event_created)
-       values ('pi_' || $1, 'payment_intent', 'succeeded', 5, $1 || '1', 1)`,
-      [eventId],
+      `insert into stripe_object_states (object_id, object_type, status, status_rank, event_id, event_created, updated_at)
+       values ('pi_' || $1, 'payment_intent', $2, 3, $1 || '1', 1, now() - make_interval(days => $3))`,
+      [eventId, status, stateDaysAgo],
     );
   }
 }
@@ -89,6 +93,10 @@ describe('the reaper', () => {
     await seedWebhookEvent('evt_old', 8, false);
     await seedWebhookEvent('evt_latest', 8, true);
     await seedWebhookEvent('evt_young', 6, false);
+    // A settled object unchanged past the horizon: its state goes, and its latest word with it.
+    await seedWebhookEvent('evt_settled', 8, true, 'succeeded', 8);
+    // A hold still waiting for its capture keeps its state (and its latest word), however old.
+    await seedWebhookEvent('evt_held', 8, true, 'requires_capture', 8);
 
     // The pool as the reaper sees it, counting what each delete statement deleted.
     const statements: number[] = [];
@@ -106,13 +114,13 @@ describe('the reaper', () => {
     const report = await reapExpired(counting, HORIZONS);
 
     expect(report).toEqual({
-      deleted: { activity_idempotency: 6, outbox: 3, stripe_webhook_events: 1, processed_messages: 5 },
+      deleted: { activity_idempotency: 6, outbox: 3, stripe_object_states: 1, stripe_webhook_events: 2, processed_messages: 5 },
       expiredOpenKeys: 2,
       failures: [],
     });
     // Never more than a batch per statement; a short batch ends each table's sweep.
     expect(Math.max(...statements)).toBe(2);
-    expect(statements).toEqual([2, 2, 2, 0, 2, 1, 1, 2, 2, 1]);
+    expect(statements).toEqual([2, 2, 2, 0, 2, 1, 1, 2, 0, 2, 2, 1]);
 
     expect(await count(`activity_idempotency where idempotency_key like 'live-%'`)).toBe(3);
     expect(await count(`activity_idempotency where state = 'pending'`)).toBe(2);
@@ -123,19 +131,30 @@ describe('the reaper', () => {
       'young-sent-2',
     ]);
     expect((await db.pool.query<{ event_id: string }>('select event_id from stripe_webhook_events order by 1')).rows.map((row) => row.event_id)).toEqual([
+      'evt_held1',
       'evt_latest1',
       'evt_young1',
+    ]);
+    expect((await db.pool.query<{ object_id: string }>('select object_id from stripe_object_states order by 1')).rows.map((row) => row.object_id)).toEqual([
+      'pi_evt_held',
+      'pi_evt_latest',
     ]);
     // A webhook event's receipt goes with it and stays with it.
     expect(
       (await db.pool.query<{ message_id: string }>(`select message_id from processed_messages where subscriber_id = $1 order by 1`, [STRIPE_WEBHOOK_SUBSCRIBER])).rows.map(
         (row) => row.message_id,
       ),
-    ).toEqual(['evt_latest1', 'evt_young1']);
+    ).toEqual(['evt_held1', 'evt_latest1', 'evt_young1']);
     expect(await count(`processed_messages where subscriber_id = 'receipts'`)).toBe(2);
 
     // A second sweep finds nothing more.
-    expect((await reapExpired(db.pool, HORIZONS)).deleted).toEqual({ activity_idempotency: 0, outbox: 0, stripe_webhook_events: 0, processed_messages: 0 });
+    expect((await reapExpired(db.pool, HORIZONS)).deleted).toEqual({
+      activity_idempotency: 0,
+      outbox: 0,
+      stripe_object_states: 0,
+      stripe_webhook_events: 0,
+      processed_messages: 0,
+    });
   });
 
   it('passes over rows another transaction holds, instead of waiting for them', async () => {

@@ -40,7 +40,7 @@ export async function startOrdersApi(
     // The API's own login (migration 017): the routes run with the API's grants only.
     db: harness.db.servicePool('api'),
     signalPaymentEvent: temporalSignaller(harness.client),
-    stripeWebhook: { secret: 'whsec_orders_api_suite', toleranceSeconds: 300 },
+    stripeWebhook: { secrets: ['whsec_orders_api_suite'], toleranceSeconds: 300 },
     logger: options.logger ?? pino({ level: 'silent' }),
     temporal: { client: harness.client, taskQueue: harness.taskQueue },
     apiIdempotency: idempotency,

@@ -2,7 +2,7 @@
 // delivered as Stripe would, and the inbox rows they leave.
 import type { AddressInfo } from 'node:net';
 import type { Client } from '@temporalio/client';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Pool } from 'pg';
 import { pino } from 'pino';
 import Stripe from 'stripe';
@@ -24,14 +24,18 @@ export async function startApi(options: {
   client?: Client;
   signal?: SignalPaymentEvent;
   handoff?: { attempts?: number; retryMs?: number };
+  /** The signing secrets the route accepts. Default [WEBHOOK_SECRET]. */
+  secrets?: string[];
+  /** Where the API logs; default nowhere. */
+  logger?: FastifyBaseLogger;
 }): Promise<RunningApi> {
   const signal = options.signal ?? (options.client ? temporalSignaller(options.client) : undefined);
   if (!signal) throw new Error('startApi needs a Temporal client or a signaller');
   const app = await buildApiServer({
     db: options.db,
     signalPaymentEvent: signal,
-    stripeWebhook: { secret: WEBHOOK_SECRET, toleranceSeconds: 300 },
-    logger: pino({ level: 'silent' }),
+    stripeWebhook: { secrets: options.secrets ?? [WEBHOOK_SECRET], toleranceSeconds: 300 },
+    logger: options.logger ?? pino({ level: 'silent' }),
     handoff: options.handoff ?? { attempts: 3, retryMs: 20 },
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -117,3 +121,9 @@ export async function objectState(db: Pool, objectId: string) {
   );
   return rows[0];
 }
+
+/** A stripe_webhook_events row (alias `e`) read as StoredEventFields. */
+export const STORED_EVENT_COLUMNS = `e.event_id as "eventId", e.event_type as "eventType", e.event_created as "eventCreated",
+  e.object_id as "objectId", e.object_type as "objectType", e.object_status as "objectStatus",
+  e.payment_intent_id as "paymentIntentId", e.order_id as "orderId", e.amount, e.amount_refunded as "amountRefunded",
+  e.refunded, e.currency`;

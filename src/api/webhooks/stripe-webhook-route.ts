@@ -12,8 +12,11 @@ import { countWebhookEvent, countWebhookSignatureFailure } from '../../platform/
 export interface StripeWebhookOptions {
   db: Pool;
   signalPaymentEvent: SignalPaymentEvent;
-  /** The endpoint's signing secret (`whsec_...`). */
-  secret: string;
+  /**
+   * The endpoint's signing secrets (`whsec_...`): the current one, and while a secret is rotated,
+   * the one being retired. A delivery signed with any of them is verified.
+   */
+  secrets: string[];
   /** Oldest signature timestamp accepted, in seconds; older is refused as a possible replay. */
   toleranceSeconds: number;
   handoff: { attempts?: number; retryMs?: number };
@@ -28,6 +31,23 @@ export interface StripeWebhookOptions {
  *   3. answer 2xx as soon as that committed (an error before it is a 500: Stripe retries);
  *   4. then hand the event to the order's workflow, outside the request.
  */
+/**
+ * The SDK's verification (the signature over the raw bytes, the timestamp tolerance) against each
+ * secret in turn; the first that verifies wins. Every secret failing throws the current secret's
+ * error, which says what is wrong with the signature.
+ */
+function verifyWithAny(body: Buffer, signature: Parameters<typeof Stripe.webhooks.constructEvent>[1], secrets: readonly string[], toleranceSeconds: number): unknown {
+  let first: unknown = new Error('no webhook signing secret is configured');
+  for (const [index, secret] of secrets.entries()) {
+    try {
+      return Stripe.webhooks.constructEvent(body, signature, secret, toleranceSeconds);
+    } catch (error) {
+      if (index === 0) first = error;
+    }
+  }
+  throw first;
+}
+
 export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (app, options) => {
   const handoff = new WorkflowHandoff({
     signal: options.signalPaymentEvent,
@@ -58,7 +78,7 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     let verified: unknown;
     try {
-      verified = Stripe.webhooks.constructEvent(body, signature ?? '', options.secret, options.toleranceSeconds);
+      verified = verifyWithAny(body, signature ?? '', options.secrets, options.toleranceSeconds);
     } catch (error) {
       const reason = error instanceof Error ? error.message.split('\n', 1)[0] : 'signature verification failed';
       request.log.warn({ reason }, 'webhook refused: signature not verified');

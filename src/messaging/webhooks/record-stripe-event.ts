@@ -5,7 +5,7 @@ import { deleteInBatches } from '../../platform/db/batches.js';
 import type { Queryable } from '../../platform/db/queryable.js';
 import { withTransaction } from '../../platform/db/transaction.js';
 import type { PaymentEvent } from '../../domain/payment-event.js';
-import { orderIdOf, paymentIntentIdOf, projectEvent, type ObjectState, type StripeEvent } from './stripe-event.js';
+import { projectEvent, SETTLED_STATUSES, storedEventFields, type ObjectState, type StripeEvent } from './stripe-event.js';
 
 /** The inbox subscriber that Stripe's webhooks are deduplicated under. */
 export const STRIPE_WEBHOOK_SUBSCRIBER = 'stripe-webhooks';
@@ -36,10 +36,26 @@ export async function recordStripeEvent(db: Pool, event: StripeEvent): Promise<R
     if (inbox.rowCount !== 1) return { duplicate: true };
 
     const state = projectEvent(event);
+    // The fields this project reads, never the event itself (migration 018: no card data kept).
+    const kept = storedEventFields(event);
     await client.query(
-      `insert into stripe_webhook_events (event_id, event_type, object_id, payment_intent_id, order_id, event_created, payload, applied)
-       values ($1, $2, $3, $4, $5, $6, $7, false)`,
-      [event.id, event.type, event.data.object.id, paymentIntentIdOf(event), orderIdOf(event), event.created, JSON.stringify(event)],
+      `insert into stripe_webhook_events (event_id, event_type, object_id, payment_intent_id, order_id, event_created, applied,
+                                          object_type, object_status, amount, amount_refunded, refunded, currency)
+       values ($1, $2, $3, $4, $5, $6, false, $7, $8, $9, $10, $11, $12)`,
+      [
+        kept.eventId,
+        kept.eventType,
+        kept.objectId,
+        kept.paymentIntentId,
+        kept.orderId,
+        kept.eventCreated,
+        kept.objectType,
+        kept.objectStatus,
+        kept.amount,
+        kept.amountRefunded,
+        kept.refunded,
+        kept.currency,
+      ],
     );
     const applied = state !== null && (await applyState(client, state, event));
     if (applied) await client.query('update stripe_webhook_events set applied = true where event_id = $1', [event.id]);
@@ -109,8 +125,8 @@ export async function recordHandoff(db: Pool, eventId: string, error: string | n
  * Deletes recorded webhook events received more than `olderThanMs` ago, together with their inbox
  * receipts, in batches of `batchSize`, each its own statement. Event and receipt go together, so a
  * redelivery meets both or neither. An event that is still some object's latest word
- * (stripe_object_states points at it) is kept, with its receipt: it is what an older event
- * arriving late is compared against.
+ * (stripe_object_states points at it) is kept, with its receipt, until reapSettledStates has
+ * deleted that state: it is what an older event arriving late is compared against.
  */
 export async function reapWebhookEvents(db: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
   return deleteInBatches(
@@ -124,6 +140,27 @@ export async function reapWebhookEvents(db: Queryable, olderThanMs: number, batc
        delete from processed_messages p using doomed d where p.subscriber_id = $3 and p.message_id = d.event_id)
      delete from stripe_webhook_events e using doomed d where e.event_id = d.event_id`,
     [olderThanMs, STRIPE_WEBHOOK_SUBSCRIBER],
+    batchSize,
+  );
+}
+
+/**
+ * Deletes the states of settled objects (SETTLED_STATUSES) unchanged for `olderThanMs`, in batches
+ * of `batchSize`, so their latest-word events become reapable too (reapWebhookEvents, which the
+ * reaper runs after this). The horizon is the inbox's, longer than Stripe's 3 days of retries: an
+ * older event can then only be a manual resend, and it finds no state and records one, about an
+ * object whose order ended long ago. An object still in flight (a hold awaiting capture, a pending
+ * refund) keeps its state however old.
+ */
+export async function reapSettledStates(db: Queryable, olderThanMs: number, batchSize: number): Promise<number> {
+  return deleteInBatches(
+    db,
+    `delete from stripe_object_states where object_id in (
+       select object_id from stripe_object_states
+        where updated_at <= now() - make_interval(secs => $2::double precision / 1000)
+          and ((object_type = 'payment_intent' and status = any($3::text[])) or (object_type = 'refund' and status = any($4::text[])))
+        limit $1 for update skip locked)`,
+    [olderThanMs, [...SETTLED_STATUSES.payment_intent], [...SETTLED_STATUSES.refund]],
     batchSize,
   );
 }

@@ -4,7 +4,8 @@ import { z } from 'zod';
 
 /**
  * The parts of a Stripe Event this service reads. The signature proved who sent it; this proves
- * it has the shape the handlers rely on. Anything else in the payload is kept, unread.
+ * it has the shape the handlers rely on. Anything else in the payload passes, unread, and is never
+ * stored (storedEventFields names what is).
  */
 const idOrObject = z.union([z.string(), z.object({ id: z.string() }).loose()]).nullable().optional();
 
@@ -23,8 +24,10 @@ export const stripeEventSchema = z
             status: z.string().nullable().optional(),
             metadata: z.record(z.string(), z.string()).nullable().optional(),
             payment_intent: idOrObject,
+            amount: z.number().int().optional(),
             amount_refunded: z.number().int().optional(),
             refunded: z.boolean().optional(),
+            currency: z.string().optional(),
           })
           .loose(),
       })
@@ -33,6 +36,71 @@ export const stripeEventSchema = z
   .loose();
 
 export type StripeEvent = z.output<typeof stripeEventSchema>;
+
+/**
+ * What the inbox keeps of an event (migration 018): its IDs, its type and time, and its object's
+ * type, status and amounts. Never the rest: a charge's billing details (name, email, address,
+ * phone), its card (brand, last4, expiry, fingerprint) or any other metadata a merchant set.
+ */
+export interface StoredEventFields {
+  eventId: string;
+  eventType: string;
+  eventCreated: number;
+  objectId: string;
+  objectType: string;
+  objectStatus: string | null;
+  paymentIntentId: string | null;
+  orderId: string | null;
+  amount: number | null;
+  amountRefunded: number | null;
+  refunded: boolean | null;
+  currency: string | null;
+}
+
+export function storedEventFields(event: StripeEvent): StoredEventFields {
+  const subject = event.data.object;
+  const currency = typeof subject.currency === 'string' && /^[a-z]{3}$/.test(subject.currency) ? subject.currency : null;
+  return {
+    eventId: event.id,
+    eventType: event.type,
+    eventCreated: event.created,
+    objectId: subject.id,
+    objectType: subject.object,
+    objectStatus: subject.status ?? null,
+    paymentIntentId: paymentIntentIdOf(event),
+    orderId: orderIdOf(event),
+    amount: subject.amount ?? null,
+    amountRefunded: subject.amount_refunded ?? null,
+    refunded: subject.refunded ?? null,
+    currency,
+  };
+}
+
+/**
+ * The state an event's kept fields project to: the same as projectEvent of the whole event, so what
+ * the inbox keeps is all the ordering of states ever needs (test/bench/scale-seed.test.ts proves it
+ * on the seeded events, test/webhooks/stripe-webhook-inbox.test.ts on delivered ones).
+ */
+export function projectStoredEvent(stored: StoredEventFields): ObjectState | null {
+  return projectEvent({
+    id: stored.eventId,
+    object: 'event',
+    type: stored.eventType,
+    created: stored.eventCreated,
+    data: {
+      object: {
+        id: stored.objectId,
+        object: stored.objectType,
+        status: stored.objectStatus,
+        metadata: stored.orderId === null ? null : { order_id: stored.orderId },
+        payment_intent: stored.objectType === 'payment_intent' ? null : stored.paymentIntentId,
+        ...(stored.amount !== null && { amount: stored.amount }),
+        ...(stored.amountRefunded !== null && { amount_refunded: stored.amountRefunded }),
+        ...(stored.refunded !== null && { refunded: stored.refunded }),
+      },
+    },
+  });
+}
 
 /** How far along its life an object is: a state is replaced only by one further along, or newer. */
 export interface ObjectState {
@@ -69,6 +137,17 @@ const REFUND_RANK: Readonly<Record<string, number>> = {
   failed: 3,
   canceled: 3,
 };
+
+/**
+ * The statuses after which an object's state is settled: nothing Stripe sends later can move it
+ * back, so once it has not changed for the inbox horizon the reaper deletes it, and the event
+ * that was its latest word with it. A PaymentIntent that is succeeded or partially refunded can
+ * still be refunded (further along: a new state), and a failed one confirmed again.
+ */
+export const SETTLED_STATUSES = {
+  payment_intent: ['succeeded', 'canceled', 'partially_refunded', 'refunded', 'payment_failed'],
+  refund: ['succeeded', 'failed', 'canceled'],
+} as const;
 
 function idOf(value: z.output<typeof idOrObject>): string | null {
   if (value === null || value === undefined) return null;

@@ -1,14 +1,18 @@
 // The retention reaper's sweep: deletes expired rows from activity_idempotency, the outbox,
-// webhook events and the inbox in short batches, one table's failure not stopping the others.
+// settled objects' states, webhook events and the inbox in short batches, one table's failure not
+// stopping the others.
 import type { Pool } from 'pg';
 import { countExpiredOpenKeys, reapExpiredKeys } from '../../money/idempotency/activity-idempotency-store.js';
 import { reapInboxMessages } from '../../messaging/inbox.js';
 import { reapSentRows } from '../../messaging/outbox/outbox-store.js';
-import { reapWebhookEvents, STRIPE_WEBHOOK_SUBSCRIBER } from '../../messaging/webhooks/record-stripe-event.js';
+import { reapSettledStates, reapWebhookEvents, STRIPE_WEBHOOK_SUBSCRIBER } from '../../messaging/webhooks/record-stripe-event.js';
 import type { RetentionSettings } from './settings.js';
 
-/** The tables the reaper keeps bounded, in the order it sweeps them. */
-export const REAPED_TABLES = ['activity_idempotency', 'outbox', 'stripe_webhook_events', 'processed_messages'] as const;
+/**
+ * The tables the reaper keeps bounded, in the order it sweeps them: a settled object's state
+ * before the webhook events, so the event that was its latest word goes in the same sweep.
+ */
+export const REAPED_TABLES = ['activity_idempotency', 'outbox', 'stripe_object_states', 'stripe_webhook_events', 'processed_messages'] as const;
 export type ReapedTable = (typeof REAPED_TABLES)[number];
 
 export interface ReapReport {
@@ -32,11 +36,12 @@ export async function reapExpired(db: Pool, horizons: ReapHorizons): Promise<Rea
   const sweeps: Record<ReapedTable, () => Promise<number>> = {
     activity_idempotency: () => reapExpiredKeys(db, horizons.batchSize),
     outbox: () => reapSentRows(db, horizons.outboxSentMs, horizons.batchSize),
+    stripe_object_states: () => reapSettledStates(db, horizons.inboxMs, horizons.batchSize),
     stripe_webhook_events: () => reapWebhookEvents(db, horizons.inboxMs, horizons.batchSize),
     processed_messages: () => reapInboxMessages(db, horizons.inboxMs, horizons.batchSize, [STRIPE_WEBHOOK_SUBSCRIBER]),
   };
   const report: ReapReport = {
-    deleted: { activity_idempotency: 0, outbox: 0, stripe_webhook_events: 0, processed_messages: 0 },
+    deleted: { activity_idempotency: 0, outbox: 0, stripe_object_states: 0, stripe_webhook_events: 0, processed_messages: 0 },
     expiredOpenKeys: 0,
     failures: [],
   };

@@ -60,12 +60,21 @@ const apiSchema = z.object({
 });
 
 const stripeWebhookSchema = z.object({
+  /**
+   * The endpoint's signing secret, or several separated by commas while one is rotated
+   * (`whsec_new,whsec_old`): a delivery signed with any of them is accepted. Stripe signs with
+   * both secrets for up to 24 hours after a roll; keeping the old one here for longer covers a
+   * rotation done outside that window, and removing it ends the old secret's life.
+   */
   STRIPE_WEBHOOK_SECRET: z
     .string({
       error:
         "is required: the endpoint's signing secret (whsec_...), from the Stripe Dashboard, `stripe listen`, or the emulator's --webhook-secret",
     })
-    .regex(/^whsec_\S+$/, "must be a webhook signing secret starting with whsec_ (the endpoint's secret, not the API key)"),
+    .regex(
+      /^whsec_[^\s,]+(,whsec_[^\s,]+)*$/,
+      "must be a webhook signing secret starting with whsec_ (the endpoint's secret, not the API key), or several separated by commas while rotating one",
+    ),
   /**
    * How old a signature's timestamp may be, in seconds, before the delivery is refused as a
    * possible replay. Default 300, the Stripe SDK's own default.
@@ -123,7 +132,8 @@ export interface ApiSettings {
   outcomeWaitMs: number;
 }
 export interface StripeWebhookSettings {
-  secret: string;
+  /** Every secret a delivery may be signed with: the current one first, then any being retired. */
+  secrets: string[];
   toleranceSeconds: number;
 }
 
@@ -190,7 +200,7 @@ export function loadApiSettings(env: Env = process.env): ApiSettings {
 
 export function loadStripeWebhookSettings(env: Env = process.env): StripeWebhookSettings {
   const parsed = parse(stripeWebhookSchema, env);
-  return { secret: parsed.STRIPE_WEBHOOK_SECRET, toleranceSeconds: parsed.STRIPE_WEBHOOK_TOLERANCE_SECONDS };
+  return { secrets: parsed.STRIPE_WEBHOOK_SECRET.split(','), toleranceSeconds: parsed.STRIPE_WEBHOOK_TOLERANCE_SECONDS };
 }
 
 /** Loads several groups at once so one run reports every bad setting, not just the first. */
