@@ -2,7 +2,7 @@
 // webhooks and its metrics listener, plus the `keys create|list|revoke` and `reap` subcommands.
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { reapApiIdempotency } from './api/idempotency/reaper.js';
 import { loadApiIdempotencySettings } from './api/idempotency/settings.js';
 import { ConfigError } from './platform/config/config-error.js';
@@ -21,7 +21,17 @@ import { startMetricsServer, type MetricsServer } from './platform/telemetry/met
 import { startTracing } from './platform/telemetry/tracing.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
 import { temporalSignaller } from './messaging/webhooks/workflow-handoff.js';
-import { API_KEY_PREFIX_PATTERN, createApiKey, InvalidTenantIdError, listApiKeys, revokeApiKey, UnknownApiKeyPrefixError } from './api/auth/api-keys.js';
+import {
+  API_KEY_PREFIX_PATTERN,
+  API_KEY_SCOPES,
+  createApiKey,
+  InvalidScopeError,
+  InvalidTenantIdError,
+  listApiKeys,
+  parseScopes,
+  revokeApiKey,
+  UnknownApiKeyPrefixError,
+} from './api/auth/api-keys.js';
 import { loadRateLimitSettings } from './api/rate-limit.js';
 import { buildApiServer } from './api/server.js';
 import { startFailureLine } from './platform/tools/bootstrap-error.js';
@@ -36,8 +46,10 @@ const REAP_INTERVAL_MS = 10 * 60_000;
  * DATABASE_URL, STRIPE_WEBHOOK_SECRET (whsec_...), STRIPE_WEBHOOK_TOLERANCE_SECONDS (default
  * 300), Temporal's TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_TASK_QUEUE, and
  * API_IDEMPOTENCY_RETENTION_HOURS / API_IDEMPOTENCY_TOMBSTONE_DAYS / API_IDEMPOTENCY_LEASE_SECONDS, and
- * API_OUTCOME_WAIT_MS (default 10000), API_RATE_LIMIT_PER_MINUTE (per tenant, default 600, 0 = off)
- * and REDIS_URL (the limit's shared counters, default redis://127.0.0.1:6379).
+ * API_OUTCOME_WAIT_MS (default 10000), API_REQUEST_TIMEOUT_MS (default 10000), API_RATE_LIMIT_PER_MINUTE
+ * (per tenant, default 600, 0 = off), API_IP_RATE_LIMIT_PER_MINUTE (per client address before auth,
+ * default 1200), API_TRUST_PROXY (proxies whose X-Forwarded-For names the client) and REDIS_URL
+ * (the limits' shared counters; unset: counted in this process).
  * Bad configuration exits 2 before anything starts.
  */
 async function serve(): Promise<void> {
@@ -69,6 +81,8 @@ async function serve(): Promise<void> {
     temporal: { client, taskQueue: settings.temporal.taskQueue },
     apiIdempotency: settings.idempotency,
     outcomeWaitMs: settings.api.outcomeWaitMs,
+    requestTimeoutMs: settings.api.requestTimeoutMs,
+    trustProxy: settings.api.trustProxy,
     rateLimit: settings.rateLimit,
   });
   const reap = () => {
@@ -113,13 +127,16 @@ async function serve(): Promise<void> {
   reap();
 }
 
-/** `npm run api -- keys create --tenant ID`: the key is printed once, alone on the last line. */
-async function createKey(tenantId: string): Promise<void> {
+/** `npm run api -- keys create --tenant ID [--scopes ...] [--expires-in-days N]`: the key is printed once, alone on the last line. */
+async function createKey(options: { tenant: string; scopes: string; expiresInDays?: number }): Promise<void> {
+  const scopes = parseScopes(options.scopes);
+  const expiresAt = options.expiresInDays === undefined ? null : new Date(Date.now() + options.expiresInDays * 24 * 60 * 60 * 1000);
   const settings = loadDatabaseSettings();
   const db = createPool({ connectionString: settings.url, max: 1, applicationName: 'order-payments-api-keys' });
   try {
-    const created = await createApiKey(db, tenantId);
-    console.log(`API key ${created.prefix}… created for tenant '${tenantId}'. Only its SHA-256 is stored: copy it now, it cannot be shown again.`);
+    const created = await createApiKey(db, options.tenant, { scopes, expiresAt });
+    const limits = `scopes ${scopes.join(', ')}; ${expiresAt ? `expires ${expiresAt.toISOString()}` : 'no expiry'}`;
+    console.log(`API key ${created.prefix}… created for tenant '${options.tenant}' (${limits}). Only its SHA-256 is stored: copy it now, it cannot be shown again.`);
     console.log(created.key);
   } finally {
     await db.end();
@@ -136,8 +153,9 @@ async function listKeys(tenantId: string): Promise<void> {
       console.log(`tenant '${tenantId}' has no API keys (create one with: npm run api -- keys create --tenant ${tenantId})`);
       return;
     }
-    console.log('prefix      created_at                revoked_at');
-    for (const key of keys) console.log(`${key.prefix}  ${key.createdAt.toISOString()}  ${key.revokedAt ? key.revokedAt.toISOString() : '-'}`);
+    console.log('prefix      created_at                expires_at                revoked_at                scopes');
+    const at = (date: Date | null) => (date ? date.toISOString() : '-'.padEnd(24));
+    for (const key of keys) console.log(`${key.prefix}  ${at(key.createdAt)}  ${at(key.expiresAt)}  ${at(key.revokedAt)}  ${key.scopes.join(',')}`);
   } finally {
     await db.end();
   }
@@ -176,7 +194,7 @@ async function reapOnce(): Promise<void> {
  * option, a malformed tenant ID or key prefix); 3 `keys revoke` named a prefix no key has.
  */
 function fail(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof InvalidTenantIdError) {
+  if (error instanceof ConfigError || error instanceof InvalidTenantIdError || error instanceof InvalidScopeError) {
     console.error(`api: ${error.message}`);
     process.exit(2);
   }
@@ -202,7 +220,12 @@ keys
   .command('create')
   .description('create an API key for a tenant; prints it once, on the last line')
   .requiredOption('--tenant <id>', 'tenant ID: letters, digits, - or _ (e.g. acme-shop)')
-  .action((options: { tenant: string }) => createKey(options.tenant).catch(fail));
+  .option('--scopes <list>', `what the key may do, comma-separated: ${API_KEY_SCOPES.join(', ')}`, API_KEY_SCOPES.join(','))
+  .option('--expires-in-days <n>', 'refuse the key (401 api_key_expired) this many days from now; default never', (value: string) => {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 3650) throw new InvalidArgumentError(`--expires-in-days must be a whole number of days from 1 to 3650, got '${value}'`);
+    return Number(value);
+  })
+  .action((options: { tenant: string; scopes: string; expiresInDays?: number }) => createKey(options).catch(fail));
 keys
   .command('list')
   .description("a tenant's keys: prefix, created_at and revoked_at (never the keys, which are not stored)")

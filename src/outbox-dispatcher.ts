@@ -9,16 +9,16 @@ import { connectNats } from './messaging/nats/nats-connection.js';
 import { loadNatsSettings } from './messaging/nats/nats-settings.js';
 import { ensureOrderEventsStream } from './messaging/nats/order-events-stream.js';
 import { createOutboxMetrics } from './platform/telemetry/messaging-metrics.js';
-import { traceContextMixin } from './platform/telemetry/log-trace-context.js';
+import { loggerOptions } from './platform/logger-options.js';
 import { startMetricsServer } from './platform/telemetry/metrics-server.js';
 import { startTracing } from './platform/telemetry/tracing.js';
 import { createOutboxDispatcher } from './messaging/outbox/dispatcher.js';
 import { loadOutboxSettings } from './messaging/outbox/outbox-settings.js';
 import { startFailureLine } from './platform/tools/bootstrap-error.js';
 
-// The same JSON lines as createLogger (trace_id and span_id inside a span), without loading the
-// Temporal worker runtime this service never uses.
-const logger = pino({ name: 'outbox-dispatcher', level: process.env.LOG_LEVEL ?? 'info', mixin: traceContextMixin });
+// The same JSON lines as createLogger (trace_id and span_id inside a span, secrets redacted),
+// without loading the Temporal worker runtime this service never uses.
+const logger = pino(loggerOptions('outbox-dispatcher'));
 
 /** `npm run outbox-dispatcher`: publishes the outbox to JetStream until SIGINT or SIGTERM. */
 async function main(): Promise<void> {

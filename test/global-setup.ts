@@ -10,7 +10,7 @@ import { findFreePort } from '../src/operations/stack/ports.js';
 import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attributes.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/platform/temporal/dev-server-settings.js';
-import { BootstrapError, ensureChromium, ensurePromtool, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/platform/tools/bootstrap.js';
+import { BootstrapError, ensureChromium, ensurePromtool, ensureRedisServer, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/platform/tools/bootstrap.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,6 +21,8 @@ declare module 'vitest' {
     chromiumPath: string;
     /** The promtool the ops test checks the alert rules with, as the bootstrap found or installed it. */
     promtoolPath: string;
+    /** The redis-server the rate-limit tests start their own servers from, as the bootstrap found or installed it. */
+    redisServerPath: string;
   }
 }
 
@@ -30,7 +32,7 @@ const say = (line: string) => {
 
 /**
  * Everything the run needs, found or installed the way the stack does it (src/platform/tools/bootstrap.ts):
- * the pinned Temporal CLI, Chromium, promtool, a PostgreSQL server and a JetStream broker. The
+ * the pinned Temporal CLI, Chromium, promtool, redis-server, a PostgreSQL server and a JetStream broker. The
  * server and the broker reach the test files through TEST_DATABASE_ADMIN_URL and NATS_URL, which
  * the worker processes inherit. A missing piece stops the run with one line.
  */
@@ -38,6 +40,7 @@ async function bootstrap(scratch: string) {
   const temporalCli = await ensureTemporalCli(say);
   const chromiumPath = await ensureChromium({ say });
   const promtoolPath = await ensurePromtool({ say });
+  const redisServerPath = await ensureRedisServer({ say });
   const postgres = await findPostgres({
     url: process.env.TEST_DATABASE_ADMIN_URL ?? process.env.DATABASE_URL,
     embedded: {
@@ -61,7 +64,7 @@ async function bootstrap(scratch: string) {
   });
   if (nats.kind === 'started') say(`no NATS on 127.0.0.1:4222: the tests use the pinned nats-server on ${nats.url}`);
   process.env.NATS_URL = nats.url;
-  return { temporalCli, chromiumPath, promtoolPath, postgres, nats };
+  return { temporalCli, chromiumPath, promtoolPath, redisServerPath, postgres, nats };
 }
 
 /**
@@ -96,6 +99,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('workflowBundlePath', workflowBundlePath);
   project.provide('chromiumPath', tools.chromiumPath);
   project.provide('promtoolPath', tools.promtoolPath);
+  project.provide('redisServerPath', tools.redisServerPath);
 
   return async () => {
     await env.teardown();

@@ -9,10 +9,15 @@ import { healthRoutes } from './health.js';
 import { registerOpenApi } from './openapi.js';
 import { DEFAULT_OUTCOME_WAIT_MS, type CreateOrderDeps } from './orders/create-order.js';
 import { orderRoutes } from './orders/order-routes.js';
-import { registerTenantRateLimit, type RateLimitSettings } from './rate-limit.js';
+import { createRateLimitHooks, type RateLimitSettings } from './rate-limit.js';
 import { stripeWebhookRoutes } from './webhooks/stripe-webhook-route.js';
 import { registerApiMetrics } from '../platform/telemetry/api-metrics.js';
 import { registerApiTracing } from '../platform/telemetry/api-tracing.js';
+
+/** How long a client may take to send one whole request, by default (API_REQUEST_TIMEOUT_MS). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
+/** How much longer than the outcome wait a socket may stay silent before it is closed. */
+const CONNECTION_IDLE_MARGIN_MS = 30_000;
 
 export interface ApiDeps {
   db: Pool;
@@ -29,8 +34,12 @@ export interface ApiDeps {
   apiIdempotency?: ApiIdempotencySettings;
   /** How long POST /v1/orders waits for the payment's outcome before answering 202. Default 10 s. */
   outcomeWaitMs?: number;
-  /** Per-tenant limits of the orders API, counted in Redis across processes; absent = no limit. */
+  /** The orders API's limits, per client IP before auth and per tenant after it; absent = no limit. */
   rateLimit?: RateLimitSettings;
+  /** How long a client may take to send a whole request (slow clients cannot pin sockets). Default 10 s. */
+  requestTimeoutMs?: number;
+  /** Proxies whose X-Forwarded-For names the client, for the per-IP limit; absent = none. */
+  trustProxy?: string | null;
   /** Test seam of the orders API. */
   orderHooks?: Pick<CreateOrderDeps, 'afterWorkflowStart'>;
 }
@@ -40,7 +49,21 @@ export interface ApiDeps {
  * body parsing (the webhook route keeps raw bytes; JSON routes such as orders parse JSON).
  */
 export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: deps.logger, disableRequestLogging: false, forceCloseConnections: true });
+  const outcomeWaitMs = deps.outcomeWaitMs ?? DEFAULT_OUTCOME_WAIT_MS;
+  const requestTimeoutMs = deps.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    disableRequestLogging: false,
+    forceCloseConnections: true,
+    // A client must send its whole request (headers and body) within requestTimeoutMs, or gets 408
+    // and its socket closed; checked every second, not Node's default 30 s.
+    requestTimeout: requestTimeoutMs,
+    http: { headersTimeout: requestTimeoutMs, requestTimeout: requestTimeoutMs, connectionsCheckingInterval: 1_000 },
+    // A socket with no traffic either way for this long is closed: longer than the longest wait the
+    // API itself makes before answering (POST /v1/orders's outcome wait), so only idle clients go.
+    connectionTimeout: outcomeWaitMs + CONNECTION_IDLE_MARGIN_MS,
+    trustProxy: deps.trustProxy ?? false,
+  });
   // Counted and timed here; served by main.ts on API_METRICS_PORT, never on this app's port.
   registerApiMetrics(app);
   registerApiTracing(app);
@@ -55,14 +78,18 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   });
   const temporal = deps.temporal;
   if (temporal) {
-    // One scope for the orders API and its per-tenant limit (webhooks and health are not limited).
+    // One scope for the orders API and its limits (webhooks and the cached health check are not limited).
     await app.register(async (orders) => {
-      if (deps.rateLimit) await registerTenantRateLimit(orders, deps.rateLimit, deps.logger);
+      const limits = deps.rateLimit ? await createRateLimitHooks(deps.rateLimit, deps.logger) : null;
+      if (limits) orders.addHook('onClose', () => limits.close());
+      // Before the routes' bearer auth: an unknown key's flood is refused before its lookups.
+      if (limits?.perIp) orders.addHook('onRequest', limits.perIp);
       await orders.register(orderRoutes, {
         db: deps.db,
         temporal,
         idempotency: deps.apiIdempotency ?? DEFAULT_API_IDEMPOTENCY,
-        outcomeWaitMs: deps.outcomeWaitMs ?? DEFAULT_OUTCOME_WAIT_MS,
+        outcomeWaitMs,
+        ...(limits?.perTenant && { afterAuth: limits.perTenant }),
         ...deps.orderHooks,
       });
     });

@@ -1,15 +1,17 @@
 // The JSON-lines logger every process uses, carrying the active trace and span IDs, and the
 // bridge that routes the Temporal SDK's logs through it.
 import { DefaultLogger, type LogLevel } from '@temporalio/worker';
-import { pino, type Logger } from 'pino';
-import { traceContextMixin } from './telemetry/log-trace-context.js';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { loggerOptions } from './logger-options.js';
+
+export { loggerOptions, REDACTED_LOG_PATHS } from './logger-options.js';
 
 /**
- * JSON lines on stdout: one event per line, ready for any log pipeline. A line written inside a
- * span (a request, an activity attempt) carries its `trace_id` and `span_id`.
+ * JSON lines on stdout (or `destination`): one event per line, ready for any log pipeline. A line
+ * written inside a span (a request, an activity attempt) carries its `trace_id` and `span_id`.
  */
-export function createLogger(name: string): Logger {
-  return pino({ name, level: process.env.LOG_LEVEL ?? 'info', mixin: traceContextMixin });
+export function createLogger(name: string, destination?: DestinationStream): Logger {
+  return destination ? pino(loggerOptions(name), destination) : pino(loggerOptions(name));
 }
 
 const LEVELS: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {

@@ -39,7 +39,8 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
     expect(listed.stdout).not.toContain(key);
     expect(listed.stdout).not.toContain(key.slice(10));
     const row = listed.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
-    expect(row).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-$`));
+    // created_at, expires_at (none), revoked_at (not yet), scopes (all three by default).
+    expect(row).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-\\s+-\\s+orders:write,refunds:write,read$`));
 
     const body = await api.orderBody();
     const before = await api.post({ apiKey: key, idempotencyKey: `idem-${randomUUID()}`, body });
@@ -62,7 +63,7 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
 
     const relisted = await runCli('src/api.ts', ['keys', 'list', '--tenant', shop], cliEnv);
     const revokedRow = relisted.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
-    expect(revokedRow).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+${ISO.source}$`));
+    expect(revokedRow).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-\\s+${ISO.source}\\s+orders:write,refunds:write,read$`));
   });
 
   it('revoking one key leaves the tenant’s other keys working', async () => {
@@ -129,5 +130,62 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
     await expect(
       h.db.pool.query("insert into api_keys (key_hash, tenant_id, key_prefix) values (repeat('a', 64), $1, $2)", [shop, prefix]),
     ).rejects.toMatchObject({ code: '23505' });
+  });
+});
+
+describe('API key scopes and expiry', () => {
+  const post = (apiKey: string) => api.post({ apiKey, idempotencyKey: `idem-${randomUUID()}`, body: { customerId: 'c', amount: 100, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'none', quantity: 1 } });
+  const refund = (apiKey: string) =>
+    api.app.inject({ method: 'POST', url: '/v1/orders/ord_none/refunds', headers: { authorization: `Bearer ${apiKey}`, 'idempotency-key': `idem-${randomUUID()}`, 'content-type': 'application/json' }, payload: '{}' });
+
+  it('a key may do only what its scopes name: a refused scope is a 403 that names the scope, before anything is read or stored', async () => {
+    const shop = tenant('scoped');
+    const reader = (await createApiKey(h.db.pool, shop, { scopes: ['read'] })).key;
+    const writer = (await createApiKey(h.db.pool, shop, { scopes: ['orders:write'] })).key;
+    const refunder = (await createApiKey(h.db.pool, shop, { scopes: ['refunds:write'] })).key;
+
+    const refused = await post(reader);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ error: 'insufficient_scope' });
+    expect(refused.body.message).toContain('this request needs orders:write');
+    expect(refused.headers['www-authenticate']).toBe('Bearer error="insufficient_scope", scope="orders:write"');
+    expect((await api.get(reader, '/v1/orders/ord_none')).status).toBe(404);
+    expect((await refund(reader)).statusCode).toBe(403);
+
+    expect((await api.get(writer, '/v1/orders/ord_none')).status).toBe(403);
+    expect((await refund(writer)).statusCode).toBe(403);
+    expect((await post(refunder)).status).toBe(403);
+    expect((await api.get(refunder, '/v1/orders/ord_none')).status).toBe(403);
+    // The refund route's own answer (no such order): past the scope check.
+    expect((await refund(refunder)).statusCode).toBe(404);
+    const { rows } = await h.db.pool.query('select 1 from api_idempotency where tenant_id = $1', [shop]);
+    expect(rows).toEqual([]);
+  });
+
+  it('an expired key is a 401 api_key_expired, decided by the database clock on every request', async () => {
+    const shop = tenant('expiring');
+    const { key, prefix } = await createApiKey(h.db.pool, shop, { expiresAt: new Date(Date.now() + 60 * 60 * 1000) });
+    expect((await api.get(key, '/v1/orders/ord_none')).status).toBe(404);
+    await h.db.pool.query(`update api_keys set created_at = now() - interval '2 days', expires_at = now() - interval '1 second' where key_prefix = $1`, [prefix]);
+    const expired = await api.get(key, '/v1/orders/ord_none');
+    expect(expired.status).toBe(401);
+    expect(expired.body).toMatchObject({ error: 'api_key_expired' });
+    expect(expired.body.message).toContain(`the API key ${prefix}… expired at`);
+  });
+
+  it('keys create --scopes --expires-in-days makes a narrower key, keys list shows both, and an unknown scope exits 2', async () => {
+    const shop = tenant('cli-scoped');
+    const created = await runCli('src/api.ts', ['keys', 'create', '--tenant', shop, '--scopes', 'read,orders:write', '--expires-in-days', '30'], cliEnv);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/\(scopes orders:write, read; expires \d{4}-/);
+    const key = created.stdout.trimEnd().split('\n').at(-1) ?? '';
+    expect((await refund(key)).statusCode).toBe(403);
+    const listed = await runCli('src/api.ts', ['keys', 'list', '--tenant', shop], cliEnv);
+    expect(listed.stdout).toMatch(new RegExp(`^${key.slice(0, 10)}\\s+${ISO.source}\\s+${ISO.source}\\s+-\\s+orders:write,read$`, 'm'));
+    const bad = await runCli('src/api.ts', ['keys', 'create', '--tenant', shop, '--scopes', 'admin'], cliEnv);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("'admin' is not a list of API key scopes");
+    const never = await runCli('src/api.ts', ['keys', 'create', '--tenant', shop, '--expires-in-days', '0'], cliEnv);
+    expect(never.code).toBe(2);
   });
 });

@@ -36,14 +36,14 @@ describe('GET /openapi.json: the contract, from the zod schemas that validate re
     expect(Object.keys(document.paths).sort()).toEqual(['/healthz', '/v1/orders', '/v1/orders/{id}', '/v1/orders/{id}/refunds', '/webhooks/stripe']);
     const create = document.paths['/v1/orders']?.post;
     expect(create?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'idempotency-key' })]));
-    expect(Object.keys(create?.responses ?? {}).sort()).toEqual(['201', '202', '400', '401', '409', '413', '415', '422', '429', '503']);
+    expect(Object.keys(create?.responses ?? {}).sort()).toEqual(['201', '202', '400', '401', '403', '409', '413', '415', '422', '429', '503']);
     for (const response of Object.values(create?.responses ?? {})) expect(response.content).toBeDefined();
     expect(Object.keys(create?.responses['201']?.headers ?? {})).toEqual(expect.arrayContaining(['Idempotent-Replayed', 'Location']));
     expect(Object.keys(create?.responses['202']?.headers ?? {})).toEqual(expect.arrayContaining(['Location', 'Retry-After']));
     for (const status of ['409', '429', '503']) expect(Object.keys(create?.responses[status]?.headers ?? {})).toContain('Retry-After');
     const refund = document.paths['/v1/orders/{id}/refunds']?.post;
     expect(refund?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'idempotency-key' }), expect.objectContaining({ in: 'path', name: 'id' })]));
-    expect(Object.keys(document.paths['/v1/orders/{id}']?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404', '401']));
+    expect(Object.keys(document.paths['/v1/orders/{id}']?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404', '401', '403']));
   });
 
   it('serves human-readable docs at /docs', async () => {

@@ -1,8 +1,8 @@
-// Per-tenant rate limits shared through Redis by several API processes: 429 with Retry-After,
-// auth first, nothing stored under the key, failing open, and the settings.
+// The orders API's per-tenant limit: counted in process by default, in Redis shared by several API
+// processes when REDIS_URL is set, and in process again while Redis is down (never failing open);
+// 429 with Retry-After, auth first, nothing stored under the key; and the settings.
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
@@ -11,24 +11,33 @@ import { createApiKey } from '../../src/api/auth/api-keys.js';
 import { findFreePort } from '../../src/operations/stack/ports.js';
 import { loadRateLimitSettings, type RateLimitSettings } from '../../src/api/rate-limit.js';
 import { ConfigError } from '../../src/platform/config/config-error.js';
+import { apiMetricsRegistry } from '../../src/platform/telemetry/api-metrics.js';
 import { runCli } from '../support/run-cli.js';
 import { startSagaHarness, type SagaHarness } from '../support/saga-harness.js';
 import { startOrdersApi, type OrdersApi } from '../support/api.js';
+import { startTestRedis, type TestRedis } from '../support/redis.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The Redis on this machine (REDIS_URL to use another). */
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** This file's own namespace: parallel runs (and other files) never share a counter with it. */
 const PREFIX = `test:rate-limit:${randomUUID()}:`;
 
 let h: SagaHarness;
-let redis: Redis;
+let redis: TestRedis;
 const started: OrdersApi[] = [];
 
-const limit = (overrides: Partial<RateLimitSettings> = {}): RateLimitSettings => ({ max: 5, windowMs: 60_000, redisUrl: REDIS_URL, keyPrefix: PREFIX, ...overrides });
+const limit = (overrides: Partial<RateLimitSettings> = {}): RateLimitSettings => ({
+  max: 5,
+  perIpMax: 0,
+  windowMs: 60_000,
+  redisUrl: redis.url,
+  keyPrefix: PREFIX,
+  ...overrides,
+});
 const tenant = (name: string) => `${name}-${randomUUID().slice(0, 8)}`;
 const newKey = () => `idem-${randomUUID()}`;
+/** The tenant's counter in Redis, as rate-limiter-flexible keeps it. */
+const counter = (tenantId: string) => redis.client.get(`${PREFIX}tenant:${tenantId}`);
 
 async function api(rateLimit: RateLimitSettings, logger?: Logger): Promise<OrdersApi> {
   const instance = await startOrdersApi(h, undefined, { rateLimit, ...(logger ? { logger } : {}) });
@@ -44,16 +53,33 @@ async function storedKeys(tenantId: string) {
   return rows;
 }
 
+async function fallbackCount(limiter: 'tenant' | 'ip'): Promise<number> {
+  const metric = await apiMetricsRegistry.getSingleMetric('order_payments_api_rate_limit_fallback_total')?.get();
+  return metric?.values.find((value) => value.labels.limiter === limiter)?.value ?? 0;
+}
+
 beforeAll(async () => {
   h = await startSagaHarness();
-  redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  redis = await startTestRedis();
 });
 afterAll(async () => {
   for (const instance of started) await instance.app.close();
-  const leftovers = await redis.keys(`${PREFIX}*`);
-  if (leftovers.length > 0) await redis.del(...leftovers);
-  await redis.quit();
+  await redis.close();
   await h.close();
+});
+
+describe('per-tenant rate limits in one process, without Redis', () => {
+  it('counts in memory by default: the 6th request of a tenant is 429, another tenant is unaffected', async () => {
+    const a = await api(limit({ redisUrl: null }));
+    const [busy, calm] = [tenant('mem-busy'), tenant('mem-calm')];
+    const busyKey = await a.keyFor(busy);
+    const calmKey = await a.keyFor(calm);
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await a.get(busyKey, '/v1/orders/ord_none')).status);
+    expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
+    expect((await a.get(calmKey, '/v1/orders/ord_none')).status).toBe(404);
+    expect(await counter(busy)).toBeNull();
+  });
 });
 
 describe('per-tenant rate limits, counted in Redis across API processes', () => {
@@ -84,7 +110,7 @@ describe('per-tenant rate limits, counted in Redis across API processes', () => 
     const get = await a.get(busyKey, '/v1/orders/ord_none');
     expect(get.status).toBe(429);
     expect(get.headers['retry-after']).toBeDefined();
-    expect(await redis.get(`${PREFIX}${busy}`)).toBe('7');
+    expect(await counter(busy)).toBe('7');
 
     // The limited request was not stored under its key; the five before it were.
     const stored = await storedKeys(busy);
@@ -109,7 +135,7 @@ describe('per-tenant rate limits, counted in Redis across API processes', () => 
     const unknown = await a.get('opk_not-a-key-of-anyone', '/v1/orders/ord_none');
     expect(unknown.status).toBe(401);
     expect(unknown.headers['retry-after']).toBeUndefined();
-    expect(await redis.get(`${PREFIX}${over}`)).toBe('2');
+    expect(await counter(over)).toBe('2');
   });
 
   it('a 429 with an Idempotency-Key stores nothing: once the window has passed, the same key goes through with 201 and is not a replay', async () => {
@@ -139,21 +165,45 @@ describe('per-tenant rate limits, counted in Redis across API processes', () => 
     expect(await storedKeys(shop)).toEqual([{ idempotency_key: key, state: 'completed' }]);
   });
 
-  it('fails open when Redis is unreachable: requests go through and the outage is logged as a warning', async () => {
+  it('a start flood while Redis is down is still limited: each process counts on its own, says so in a line and a metric, and shares again once Redis is back', async () => {
     const lines: string[] = [];
-    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
-    const a = await api(limit({ max: 1, redisUrl: 'redis://127.0.0.1:1' }), logger);
-    const apiKey = await a.keyFor(tenant('no-redis'));
-    const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await a.get(apiKey, '/v1/orders/ord_none')).status);
-    expect(statuses).toEqual([404, 404, 404]);
-    expect(lines.some((line) => line.includes('rate limits are NOT enforced (failing open)'))).toBe(true);
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const a = await api(limit({ max: 3 }), logger);
+    const b = await api(limit({ max: 3 }), logger);
+    const flooding = tenant('outage');
+    const apiKey = await a.keyFor(flooding);
+    const before = await fallbackCount('tenant');
+    await redis.stop();
+    try {
+      // Twelve order starts, six on each process: each lets its own three through, and no more.
+      const answers = [];
+      for (let i = 0; i < 12; i++) {
+        const server = i % 2 === 0 ? a : b;
+        answers.push(await server.post({ apiKey, idempotencyKey: newKey(), body: await server.orderBody() }));
+      }
+      expect(answers.map((answer) => answer.status)).toEqual([201, 201, 201, 201, 201, 201, 429, 429, 429, 429, 429, 429]);
+      expect(answers[6]?.body).toMatchObject({ error: 'rate_limited' });
+      expect(await storedKeys(flooding)).toHaveLength(6);
+      expect((await fallbackCount('tenant')) - before).toBe(12);
+      // One warning per process for the whole outage, not one per request.
+      expect(lines.filter((line) => line.includes('Redis does not answer: rate limits are enforced by each API process on its own'))).toHaveLength(2);
+    } finally {
+      await redis.start();
+    }
+    // Redis back: the next request is counted there again (a fresh window in Redis), and said so.
+    const other = tenant('after-outage');
+    const otherKey = await a.keyFor(other);
+    await vi.waitFor(async () => {
+      expect((await a.get(otherKey, '/v1/orders/ord_none')).status).toBe(404);
+      expect(await counter(other)).not.toBeNull();
+    }, { timeout: 15_000, interval: 250 });
+    expect(lines.some((line) => line.includes('Redis answers again: rate limits are shared across API processes'))).toBe(true);
   });
 
-  it('API_RATE_LIMIT_PER_MINUTE=0 turns the limit off without connecting to Redis', async () => {
+  it('API_RATE_LIMIT_PER_MINUTE=0 and API_IP_RATE_LIMIT_PER_MINUTE=0 turn the limits off without connecting to Redis', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
-    const a = await api(limit({ max: 0, redisUrl: 'redis://127.0.0.1:1' }), logger);
+    const a = await api(limit({ max: 0, perIpMax: 0, redisUrl: 'redis://127.0.0.1:1' }), logger);
     const apiKey = await a.keyFor(tenant('unlimited'));
     for (let i = 0; i < 3; i++) expect((await a.get(apiKey, '/v1/orders/ord_none')).status).toBe(404);
     expect(lines).toEqual([]);
@@ -161,8 +211,8 @@ describe('per-tenant rate limits, counted in Redis across API processes', () => 
 });
 
 describe('rate-limit settings', () => {
-  it('defaults to 600 a minute per tenant against the local Redis', () => {
-    expect(loadRateLimitSettings({})).toEqual({ max: 600, windowMs: 60_000, redisUrl: 'redis://127.0.0.1:6379', keyPrefix: 'order-payments:rate-limit:' });
+  it('defaults to 600 a minute per tenant and 1200 per client address, counted in this process', () => {
+    expect(loadRateLimitSettings({})).toEqual({ max: 600, perIpMax: 1200, windowMs: 60_000, redisUrl: null, keyPrefix: 'order-payments:rate-limit:' });
     expect(loadRateLimitSettings({ API_RATE_LIMIT_PER_MINUTE: '0', REDIS_URL: 'rediss://cache.internal:6380/2' })).toMatchObject({ max: 0, redisUrl: 'rediss://cache.internal:6380/2' });
   });
 
@@ -187,7 +237,7 @@ describe('rate-limit settings', () => {
           API_PORT: String(port),
           API_METRICS_PORT: '0',
           API_RATE_LIMIT_PER_MINUTE: '5',
-          REDIS_URL,
+          REDIS_URL: redis.url,
           DATABASE_URL: h.db.serviceUrl('api'),
           TEMPORAL_ADDRESS: h.temporalAddress,
           TEMPORAL_TASK_QUEUE: h.taskQueue,
@@ -208,12 +258,11 @@ describe('rate-limit settings', () => {
         if (response.status === 429) expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }
       expect(statuses).toEqual([404, 404, 404, 404, 404, 429]);
+      // Both counted in the one Redis, under the default namespace.
+      expect(await redis.client.get(`order-payments:rate-limit:tenant:${busy}`)).toBe('6');
     } finally {
       for (const child of processes) child.kill('SIGTERM');
       await Promise.all(processes);
-      // The processes count under the plugin's default prefix: leave nothing behind.
-      const counters = await redis.keys(`*${busy}*`);
-      if (counters.length > 0) await redis.del(...counters);
     }
   });
 

@@ -2,6 +2,7 @@
 // through Fastify's inject().
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { Pool } from 'pg';
 import { pino, type Logger } from 'pino';
 import { DEFAULT_API_IDEMPOTENCY, type ApiIdempotencySettings } from '../../src/api/idempotency/settings.js';
 import { createApiKey } from '../../src/api/auth/api-keys.js';
@@ -32,13 +33,13 @@ export interface ApiResponse {
 export async function startOrdersApi(
   harness: SagaHarness,
   idempotency: ApiIdempotencySettings = DEFAULT_API_IDEMPOTENCY,
-  options: { outcomeWaitMs?: number; rateLimit?: RateLimitSettings; logger?: Logger } = {},
+  options: { outcomeWaitMs?: number; rateLimit?: RateLimitSettings; logger?: Logger; db?: Pool } = {},
 ): Promise<OrdersApi> {
   let afterWorkflowStart: ((orderId: string) => Promise<void>) | undefined;
   const tenants = new Set<string>();
   const app = await buildApiServer({
     // The API's own login (migration 017): the routes run with the API's grants only.
-    db: harness.db.servicePool('api'),
+    db: options.db ?? harness.db.servicePool('api'),
     signalPaymentEvent: temporalSignaller(harness.client),
     stripeWebhook: { secrets: ['whsec_orders_api_suite'], toleranceSeconds: 300 },
     logger: options.logger ?? pino({ level: 'silent' }),

@@ -125,8 +125,9 @@ const error = (description: string) => errorBodySchema.meta({ description });
 
 /** Responses every authenticated route can give. */
 const commonErrors = {
-  401: error('Missing, unknown or revoked API key (Authorization: Bearer <key>)'),
-  429: error('Over the tenant’s rate limit: retry after Retry-After seconds; the request was not stored under its Idempotency-Key'),
+  401: error('Missing, unknown, revoked or expired API key (Authorization: Bearer <key>)'),
+  403: error('The API key lacks the scope this route needs (insufficient_scope: orders:write, refunds:write or read)'),
+  429: error('Over the client address’s or the tenant’s rate limit: retry after Retry-After seconds; the request was not stored under its Idempotency-Key'),
   503: error('Temporarily unavailable: retry the same request with the same Idempotency-Key after Retry-After seconds'),
 };
 

@@ -1,6 +1,6 @@
 // The orders API's routes: POST /v1/orders, GET /v1/orders/:id and POST /v1/orders/:id/refunds,
 // with bearer auth, body limits and the API's error answers.
-import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiAnswer } from '../idempotency/idempotent-start.js';
 import { bearerAuth } from '../auth/bearer-auth.js';
@@ -18,7 +18,10 @@ import {
 } from './order-contract.js';
 import { findTenantOrder } from './order-view.js';
 
-export type OrderRoutesOptions = CreateOrderDeps;
+export type OrderRoutesOptions = CreateOrderDeps & {
+  /** Runs after bearer auth set the tenant, before anything else of the request: the per-tenant rate limit. */
+  afterAuth?: onRequestHookHandler;
+};
 
 /** An order request is a few hundred bytes; anything near this is not one. */
 export const ORDER_BODY_LIMIT_BYTES = 16 * 1024;
@@ -42,6 +45,7 @@ function validationAnswer(error: FastifyError & { validation: { instancePath: st
 export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, options) => {
   const app = plugin.withTypeProvider<ZodTypeProvider>();
   app.addHook('onRequest', bearerAuth(options.db));
+  if (options.afterAuth) app.addHook('onRequest', options.afterAuth);
   // The routes' header schemas document the Idempotency-Key in the OpenAPI document; the key is
   // checked by the checkCaller preHandler, so it has one check and one error answer.
   app.setValidatorCompiler((route: Parameters<typeof validatorCompiler>[0]) => (route.httpPart === 'headers' ? () => true : validatorCompiler(route)));
@@ -71,6 +75,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, opti
     '/v1/orders',
     {
       bodyLimit: ORDER_BODY_LIMIT_BYTES,
+      config: { scope: 'orders:write' },
       preHandler: checkCaller({ idempotencyKey: true }),
       schema: {
         summary: 'Place an order and learn its payment outcome in one call',
@@ -91,6 +96,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, opti
   app.get(
     '/v1/orders/:id',
     {
+      config: { scope: 'read' },
       preHandler: checkCaller({ idempotencyKey: false }),
       schema: {
         summary: 'Read an order as it stands now',
@@ -111,6 +117,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, opti
     '/v1/orders/:id/refunds',
     {
       bodyLimit: ORDER_BODY_LIMIT_BYTES,
+      config: { scope: 'refunds:write' },
       preHandler: checkCaller({ idempotencyKey: true }),
       schema: {
         summary: 'Refund a completed order, in whole or in part',

@@ -57,6 +57,20 @@ const apiSchema = z.object({
    * better told to poll than held.
    */
   API_OUTCOME_WAIT_MS: z.coerce.number({ error: 'must be milliseconds, such as 10000' }).int().min(0).max(120_000, 'must be at most 120000 (2 minutes)').default(10_000),
+  /**
+   * How long a client may take to send one whole request, headers and body; past it the request
+   * gets 408 and its socket is closed, so slow clients cannot pin sockets. Default 10000.
+   */
+  API_REQUEST_TIMEOUT_MS: z.coerce.number({ error: 'must be milliseconds, such as 10000' }).int().min(1_000, 'must be at least 1000').max(120_000, 'must be at most 120000').default(10_000),
+  /**
+   * The proxies whose X-Forwarded-For names the client (comma-separated addresses or CIDRs, e.g.
+   * 10.0.0.0/8), for the per-IP rate limit. Unset: the socket's address is the client's, and the
+   * header is ignored (anyone can send it).
+   */
+  API_TRUST_PROXY: z
+    .string()
+    .regex(/^[0-9a-fA-F.:/]+(,[0-9a-fA-F.:/]+)*$/, 'must be comma-separated proxy addresses or CIDRs, such as 10.0.0.0/8,127.0.0.1')
+    .optional(),
 });
 
 const stripeWebhookSchema = z.object({
@@ -130,6 +144,9 @@ export interface ApiSettings {
   port: number;
   host: string;
   outcomeWaitMs: number;
+  requestTimeoutMs: number;
+  /** Trusted proxies for X-Forwarded-For; null = trust none. */
+  trustProxy: string | null;
 }
 export interface StripeWebhookSettings {
   /** Every secret a delivery may be signed with: the current one first, then any being retired. */
@@ -195,7 +212,13 @@ export function loadMetricsListenerSettings(variable: string, defaultPort: numbe
 
 export function loadApiSettings(env: Env = process.env): ApiSettings {
   const parsed = parse(apiSchema, env);
-  return { port: parsed.API_PORT, host: parsed.API_HOST, outcomeWaitMs: parsed.API_OUTCOME_WAIT_MS };
+  return {
+    port: parsed.API_PORT,
+    host: parsed.API_HOST,
+    outcomeWaitMs: parsed.API_OUTCOME_WAIT_MS,
+    requestTimeoutMs: parsed.API_REQUEST_TIMEOUT_MS,
+    trustProxy: parsed.API_TRUST_PROXY ?? null,
+  };
 }
 
 export function loadStripeWebhookSettings(env: Env = process.env): StripeWebhookSettings {

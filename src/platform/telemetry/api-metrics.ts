@@ -48,6 +48,35 @@ const handoffs = new Counter({
   registers: [apiMetricsRegistry],
 });
 
+/** The orders API's two limits (src/api/rate-limit.ts). */
+export type RateLimiterName = 'ip' | 'tenant';
+
+const rateLimited = new Counter({
+  name: 'order_payments_api_rate_limited_total',
+  help: 'Requests refused with 429, by limit: ip (per client address, before authentication) or tenant',
+  labelNames: ['limiter'] as const,
+  registers: [apiMetricsRegistry],
+});
+const rateLimitFallback = new Counter({
+  name: 'order_payments_api_rate_limit_fallback_total',
+  help: 'Requests counted by this API process alone because Redis did not answer (the limit held, per process), by limit',
+  labelNames: ['limiter'] as const,
+  registers: [apiMetricsRegistry],
+});
+// Present from the start at 0, so an alert on an increase sees the first one.
+for (const limiter of ['ip', 'tenant'] as const) {
+  rateLimited.inc({ limiter }, 0);
+  rateLimitFallback.inc({ limiter }, 0);
+}
+
+export function countRateLimited(limiter: RateLimiterName): void {
+  rateLimited.inc({ limiter });
+}
+
+export function countRateLimitFallback(limiter: RateLimiterName): void {
+  rateLimitFallback.inc({ limiter });
+}
+
 /** Counts and times every request of this app (and its plugins), by route pattern. */
 export function registerApiMetrics(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {

@@ -8,6 +8,9 @@
  *   finds, else Debian's package when root on Debian, else a one-line error naming the command.
  * - promtool (alert rules test): PROMTOOL_PATH, else /usr/bin/promtool, else Debian's prometheus
  *   package when root on Debian (its server kept off), else a one-line error naming the command.
+ * - redis-server (rate-limit tests, which start their own): REDIS_SERVER_BIN, else PATH, else
+ *   /usr/bin/redis-server, else Debian's package when root on Debian (its server kept off), else a
+ *   one-line error naming the command.
  * - PostgreSQL: the URL the environment names, else 127.0.0.1:5432 if it answers, else embedded.
  * - NATS: NATS_URL, else 127.0.0.1:4222 if JetStream answers, else the pinned nats-server.
  *
@@ -19,3 +22,4 @@ export { findNats, type NatsBroker } from './nats.js';
 export { ensureNatsServer, ensureTemporalCli } from './pinned-tools.js';
 export { findPostgres, LOCAL_POSTGRES_URL, type PostgresServer } from './postgres.js';
 export { ensurePromtool, PROMTOOL_INSTALL_LINE } from './promtool.js';
+export { ensureRedisServer, REDIS_INSTALL_LINE } from './redis.js';

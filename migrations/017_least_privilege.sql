@@ -1,6 +1,8 @@
 -- Least privilege (issue 34): a database role per service, each granted only the tables and
--- operations its code runs. Until now every service connected as one all-powerful role (the stack
--- as the superuser), so the internet-facing API could write the ledger and mint API keys.
+-- operations its code runs, and API keys that can be limited to what their holder does. Until now
+-- every service connected as one all-powerful role (the stack as the superuser), so the
+-- internet-facing API could write the ledger and mint API keys; and every key could do everything,
+-- forever.
 --
 -- The roles are group roles (NOLOGIN): a deployment logs in as a user of its own that is a member,
 --   create role payments_api_1 login password '...' in role order_payments_api;
@@ -96,3 +98,15 @@ grant select, update on outbox to order_payments_outbox;
 
 -- The receipts consumer: its receipts, through its inbox.
 grant select, insert on receipts, processed_messages to order_payments_receipts;
+
+-- API keys get scopes and an optional expiry. A key may do only what its scopes name (a refused
+-- scope is a 403), and after expires_at it is refused like a revoked one (401). Keys that exist
+-- keep what they could do (all three scopes) and never expire; `keys create --scopes` and
+-- `--expires-in-days` make narrower ones.
+--   orders:write   POST /v1/orders
+--   refunds:write  POST /v1/orders/:id/refunds
+--   read           GET /v1/orders/:id and the refund requests' GETs
+alter table api_keys
+  add column scopes text[] not null default '{orders:write,refunds:write,read}'
+    check (cardinality(scopes) > 0 and scopes <@ array['orders:write', 'refunds:write', 'read']),
+  add column expires_at timestamptz check (expires_at is null or expires_at > created_at);
