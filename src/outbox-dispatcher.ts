@@ -32,8 +32,8 @@ async function main(): Promise<void> {
 
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
   const tracing = startTracing('order-payments-outbox');
-  logger.info({ nats: nats.url }, 'connecting to NATS');
-  const nc = await connectNats({ url: nats.url, name: 'outbox-dispatcher', waitOnFirstConnect: true });
+  logger.info({ nats: nats.url, credentials: nats.seedFile ? 'nkey' : 'none' }, 'connecting to NATS');
+  const nc = await connectNats({ url: nats.url, name: 'outbox-dispatcher', waitOnFirstConnect: true, seedFile: nats.seedFile, tlsCaFile: nats.tlsCaFile });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-outbox-dispatcher' });
   const metrics = createOutboxMetrics(db);
   const metricsServer =

@@ -400,6 +400,7 @@ beforeAll(async () => {
     nats: 'external',
     outboxStream: stream.stream,
     outboxSubjectPrefix: stream.subjectPrefix,
+    natsSeedFiles: null,
     services: { api: api.pid, outboxDispatcher: dispatcher.pid, receipts: receipts.pid },
   };
 }, 240_000);

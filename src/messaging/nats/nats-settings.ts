@@ -29,6 +29,14 @@ const natsSchema = z.object({
    * (JetStream's own default); past it, consumers' inboxes are what keep a republish harmless.
    */
   OUTBOX_DUPLICATE_WINDOW_MS: z.coerce.number().int().min(100).max(7 * 24 * 60 * 60 * 1000).default(120_000),
+  /**
+   * This service's nkey seed, in a file only its user may read: the broker knows the service by
+   * the key's public half and grants it only its own subjects (docs/security.md). Unset: connect
+   * without credentials (a local development broker only).
+   */
+  NATS_NKEY_SEED_FILE: z.string().min(1).optional(),
+  /** The CA that signed the broker's certificate, for tls:// URLs to a broker with a private CA. */
+  NATS_TLS_CA_FILE: z.string().min(1).optional(),
 });
 
 export interface NatsSettings {
@@ -36,6 +44,9 @@ export interface NatsSettings {
   stream: string;
   subjectPrefix: string;
   duplicateWindowMs: number;
+  /** The service's nkey seed file; null = no credentials. */
+  seedFile: string | null;
+  tlsCaFile: string | null;
 }
 
 export function loadNatsSettings(env: Env = process.env): NatsSettings {
@@ -47,5 +58,7 @@ export function loadNatsSettings(env: Env = process.env): NatsSettings {
     stream: parsed.data.OUTBOX_STREAM,
     subjectPrefix: parsed.data.OUTBOX_SUBJECT_PREFIX,
     duplicateWindowMs: parsed.data.OUTBOX_DUPLICATE_WINDOW_MS,
+    seedFile: parsed.data.NATS_NKEY_SEED_FILE ?? null,
+    tlsCaFile: parsed.data.NATS_TLS_CA_FILE ?? null,
   };
 }

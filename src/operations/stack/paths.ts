@@ -28,6 +28,10 @@ export function stackFiles(dataDir: string) {
     /** The stack's own NATS server's JetStream store, when it runs one. */
     natsData: path.join(dataDir, 'nats'),
     natsStreamId: path.join(dataDir, 'nats-stream-id'),
+    /** The stack's own NATS server's configuration and each service's nkey seed (0700; files 0600). */
+    natsCredentials: path.join(dataDir, 'nats-credentials'),
+    /** The embedded PostgreSQL superuser's generated password (0600). */
+    postgresPassword: path.join(dataDir, 'postgres-password'),
     /** The embedded PostgreSQL cluster, when the stack runs one and not as root. */
     postgresData: path.join(dataDir, 'postgres'),
   };

@@ -1,11 +1,12 @@
 // The running stack's state file (.data/stack.json): writing and removing it, and the probe that
 // tells whether the stack it describes is still up.
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import path from 'node:path';
+import { readFile, rm } from 'node:fs/promises';
 import { Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { z } from 'zod';
 import { jetStreamAvailable } from '../../messaging/nats/nats-connection.js';
+import { seedFileAuthenticator } from '../../messaging/nats/nats-credentials.js';
+import { writePrivateFile } from '../../platform/tools/private-files.js';
 import { isReachable } from './postgres.js';
 
 /** What a running stack publishes about itself in `.data/stack.json`. */
@@ -26,14 +27,16 @@ export const stackStateSchema = z.object({
   nats: z.enum(['external', 'local', 'started']),
   outboxStream: z.string().min(1),
   outboxSubjectPrefix: z.string().min(1),
+  /** Each message service's nkey seed on the stack's own broker; null on a broker it found. */
+  natsSeedFiles: z.object({ outboxDispatcher: z.string().min(1), receipts: z.string().min(1) }).nullable().default(null),
   /** The stack's service processes, so a probe can tell that they still run. */
   services: z.object({ api: z.number().int().positive(), outboxDispatcher: z.number().int().positive(), receipts: z.number().int().positive() }),
 });
 export type StackState = z.output<typeof stackStateSchema>;
 
+/** Written 0600: it holds the webhook secret and the database URL with its password. */
 export async function writeStackState(file: string, state: StackState): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify(state, null, 2)}\n`);
+  await writePrivateFile(file, `${JSON.stringify(state, null, 2)}\n`);
 }
 
 /** Removes the state file, but only if it is still this process's. */
@@ -96,7 +99,8 @@ export async function probeRunningStack(file: string): Promise<StackProbe> {
   } catch {
     return { running: false, reason: `the API at ${state.apiUrl} does not answer` };
   }
-  if (!(await jetStreamAvailable(state.natsUrl))) return { running: false, reason: `JetStream at ${state.natsUrl} does not answer` };
+  const probe = state.natsSeedFiles ? await seedFileAuthenticator(state.natsSeedFiles.outboxDispatcher).catch(() => undefined) : undefined;
+  if (!(await jetStreamAvailable(state.natsUrl, 2_000, probe))) return { running: false, reason: `JetStream at ${state.natsUrl} does not answer` };
   if (!isAlive(state.services.outboxDispatcher)) return { running: false, reason: 'its outbox dispatcher is gone' };
   if (!isAlive(state.services.receipts)) return { running: false, reason: 'its receipts consumer is gone' };
   return { running: true, state };

@@ -137,6 +137,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       port: options.natsPort,
       storeDir: files.natsData,
       streamIdFile: files.natsStreamId,
+      credentialsDir: files.natsCredentials,
       databaseUrl: postgres.url,
       logFile: files.natsLog,
       portHint: PORT_HINTS.nats,
@@ -177,7 +178,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       startServiceProcess({
         name: 'the outbox dispatcher',
         entry: 'src/outbox-dispatcher.ts',
-        env: { ...messagingEnv, DATABASE_URL: serviceUrls.outbox },
+        env: { ...messagingEnv, DATABASE_URL: serviceUrls.outbox, ...(nats.seedFiles && { NATS_NKEY_SEED_FILE: nats.seedFiles.outboxDispatcher }) },
         logFile: files.outboxLog,
         readyMessage: 'outbox dispatcher started',
         say: options.say,
@@ -185,7 +186,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       startServiceProcess({
         name: 'the receipts consumer',
         entry: 'src/receipts.ts',
-        env: { ...messagingEnv, DATABASE_URL: serviceUrls.receipts },
+        env: { ...messagingEnv, DATABASE_URL: serviceUrls.receipts, ...(nats.seedFiles && { NATS_NKEY_SEED_FILE: nats.seedFiles.receipts }) },
         logFile: files.receiptsLog,
         readyMessage: 'receipts consumer started',
         say: options.say,
@@ -213,6 +214,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       nats: nats.kind,
       outboxStream: nats.stream,
       outboxSubjectPrefix: nats.subjectPrefix,
+      natsSeedFiles: nats.seedFiles,
       services: { api: api.pid, outboxDispatcher: dispatcher.pid, receipts: receipts.pid },
     };
     await writeStackState(files.stateFile, state);

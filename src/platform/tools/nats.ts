@@ -2,6 +2,7 @@
 // the stack and the soak.
 import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Authenticator } from '@nats-io/transport-node';
 import { jetStreamAvailable } from '../../messaging/nats/nats-connection.js';
 import { natsServerArgs } from '../../messaging/nats/nats-server-path.js';
 import { DEFAULT_NATS_URL } from '../../messaging/nats/nats-settings.js';
@@ -21,6 +22,12 @@ export interface FindNatsOptions {
   logFile: string;
   portHint: string;
   say: (line: string) => void;
+  /**
+   * For a server started here: writes its configuration file (credentials, accounts) for this
+   * port and store, and answers the file and the credentials the readiness probe connects with.
+   * Absent: the server runs without credentials (the test run's own broker).
+   */
+  configure?: (listen: { host: string; port: number; storeDir: string }) => Promise<{ configFile: string; probe: Authenticator }>;
 }
 
 export interface NatsBroker {
@@ -46,12 +53,13 @@ export async function findNats(options: FindNatsOptions): Promise<NatsBroker> {
 
   await assertPortFree(options.port, 'NATS', options.portHint);
   const binary = await ensureNatsServer(options.say);
-  await mkdir(options.storeDir, { recursive: true });
+  await mkdir(options.storeDir, { recursive: true, mode: 0o700 });
   const url = `nats://127.0.0.1:${options.port}`;
+  const configured = options.configure ? await options.configure({ host: '127.0.0.1', port: options.port, storeDir: options.storeDir }) : null;
   const server = spawnManaged({
     name: 'nats-server',
     file: binary,
-    args: natsServerArgs({ port: options.port, storeDir: options.storeDir }),
+    args: configured ? ['-c', configured.configFile] : natsServerArgs({ port: options.port, storeDir: options.storeDir }),
     logFile: options.logFile,
   });
   const early: { how: string | null } = { how: null };
@@ -59,7 +67,7 @@ export async function findNats(options: FindNatsOptions): Promise<NatsBroker> {
     early.how = how;
   });
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!(await jetStreamAvailable(url, 1_000))) {
+  while (!(await jetStreamAvailable(url, 1_000, configured?.probe))) {
     if (early.how !== null || Date.now() > deadline) {
       await server.stop();
       throw new BootstrapError(`${early.how ?? `nats-server did not answer on ${url} within ${READY_TIMEOUT_MS / 1000} s`}; see ${options.logFile}`);
