@@ -5,6 +5,8 @@ import type { StackState } from './stack-state.js';
 
 export interface StackDetails {
   postgresDataDir: string | null;
+  /** The stack's state file (0600): the printed lines read its secrets from it rather than show them. */
+  stateFile?: string;
   /** The worker's and the API's local trace store (TRACE_FILE), when the stack set one. */
   traces?: string;
   logs: Record<string, string | null>;
@@ -32,6 +34,20 @@ const NATS_NOTES = { external: 'from NATS_URL', local: 'the server already on th
 
 const shellQuote = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`);
 
+/** The URL without its password, for the summary a person reads (and may paste into a ticket). */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** The state file's fields that are secrets: pasted as a read of the file, never printed. */
+const SECRET_STATE_FIELDS: Partial<Record<string, keyof StackState>> = { DATABASE_URL: 'databaseUrl', STRIPE_WEBHOOK_SECRET: 'stripeWebhookSecret' };
+
 /** The addresses, and the exact lines to paste into another shell. */
 export function describeStack(state: StackState, details?: StackDetails, options: { exports: boolean } = { exports: true }): string {
   const postgresNote =
@@ -43,12 +59,15 @@ export function describeStack(state: StackState, details?: StackDetails, options
   const lines = [
     `  Temporal gRPC     ${state.temporalAddress}  (namespace ${state.namespace}, task queue ${state.taskQueue})`,
     `  Temporal Web UI   ${state.uiUrl}/namespaces/${state.namespace}/workflows`,
-    `  PostgreSQL        ${state.databaseUrl}  (${postgresNote})`,
+    `  PostgreSQL        ${withoutPassword(state.databaseUrl)}  (${postgresNote}; each service connects as a login of its own)`,
     `  Stripe emulator   ${state.emulatorUrl}  (faults and counters under ${state.emulatorUrl}/_emulator/)`,
     `  API               ${state.apiUrl}  (POST /webhooks/stripe, the emulator's webhook endpoint; GET /healthz)`,
     `  NATS JetStream    ${state.natsUrl}  (${NATS_NOTES[state.nats]}; stream ${state.outboxStream}, subjects ${state.outboxSubjectPrefix}.>)`,
     `  Message services  outbox dispatcher (pid ${state.services.outboxDispatcher}), receipts consumer (pid ${state.services.receipts})`,
   ];
+  if (state.natsSeedFiles) {
+    lines.push(`  NATS keys         NATS_NKEY_SEED_FILE=${state.natsSeedFiles.outboxDispatcher} (dispatcher), ${state.natsSeedFiles.receipts} (receipts); no key, no entry`);
+  }
   lines.push(
     '  Metrics           worker http://127.0.0.1:9464/metrics, API http://127.0.0.1:9465/metrics, outbox dispatcher http://127.0.0.1:9466/metrics, receipts http://127.0.0.1:9467/metrics',
   );
@@ -59,7 +78,13 @@ export function describeStack(state: StackState, details?: StackDetails, options
     );
   }
   if (!options.exports) return lines.join('\n');
-  const exports = Object.entries(stackEnv(state)).map(([name, value]) => `export ${name}=${shellQuote(value)}`);
+  const stateFile = details?.stateFile;
+  const exports = Object.entries(stackEnv(state)).map(([name, value]) => {
+    const field = SECRET_STATE_FIELDS[name];
+    // The secret stays in the 0600 state file; the line reads it from there when pasted.
+    if (stateFile && field) return `export ${name}="$(node -p 'require(${JSON.stringify(stateFile).replaceAll("'", '')}).${field}')"`;
+    return `export ${name}=${shellQuote(value)}`;
+  });
   return [
     ...lines,
     '',

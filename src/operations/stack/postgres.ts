@@ -22,6 +22,8 @@ export interface PostgresOptions {
   port: number;
   /** Data folder for the embedded cluster (as root only its name: see `startEmbeddedPostgres`). */
   embeddedDataDir: string;
+  /** Where the embedded cluster's superuser password is kept (0600). */
+  passwordFile?: string;
   logFile: string;
   say: (line: string) => void;
 }
@@ -42,6 +44,7 @@ export async function startPostgres(options: PostgresOptions): Promise<RunningPo
       dataDir: options.embeddedDataDir,
       logFile: options.logFile,
       persistent: true,
+      ...(options.passwordFile && { passwordFile: options.passwordFile }),
       portHint: PORT_HINTS.postgres,
       say: options.say,
     },

@@ -1,7 +1,6 @@
 // Brings up the whole local stack in order (PostgreSQL, Temporal, the Stripe emulator, migrations,
 // a worker, NATS, the API, the outbox dispatcher, receipts) and stops it in reverse.
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import { migrate } from '../../platform/db/migrate.js';
 import { createPool } from '../../platform/db/pool.js';
 import { startStripeEmulator } from '@order-payments/stripe-emulator';
@@ -17,6 +16,7 @@ import { PORT_HINTS, type StackOptions } from './stack-options.js';
 import { startTemporalServer } from './temporal-server.js';
 import { startWorkerProcess } from './worker-process.js';
 import { ensureTemporalCli } from '../../platform/tools/bootstrap.js';
+import { ensurePrivateDir } from '../../platform/tools/private-files.js';
 
 /** Any sk_test_ key works with the emulator; the stack, its worker and the demo share this one. */
 export const STACK_STRIPE_KEY = 'sk_test_order_payments_local_stack';
@@ -28,6 +28,8 @@ export interface RunningStack {
   /** The worker's and the starter's configuration for this stack. */
   env: Record<string, string>;
   postgresDataDir: string | null;
+  /** The state file (.data/stack.json, 0600), which holds the stack's secrets. */
+  stateFile: string;
   /** The worker's and the API's local trace store (`npm run trace -- --order-id ID --file <it>`). */
   traces: string;
   /** Log file by part; null for a part the stack did not start itself. */
@@ -52,7 +54,8 @@ type Stopper = { name: string; stop: () => Promise<void> };
  */
 export async function startStack(options: StartStackOptions): Promise<RunningStack> {
   const files = stackFiles(options.dataDir);
-  await mkdir(options.dataDir, { recursive: true });
+  // Its secrets live here (0600 files); a data folder of someone else's, or open to others, is refused.
+  await ensurePrivateDir(options.dataDir, "the stack's state and secrets");
   const existing = await probeRunningStack(files.stateFile);
   if (existing.running) {
     throw new Error(`a stack is already running from ${options.dataDir} (pid ${existing.state.pid}): use it, or stop it first`);
@@ -81,6 +84,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
         embeddedOnly: options.embeddedPostgres,
         port: options.postgresPort,
         embeddedDataDir: files.postgresData,
+        passwordFile: files.postgresPassword,
         logFile: files.postgresLog,
         say: options.say,
       }),
@@ -224,6 +228,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       state,
       env,
       postgresDataDir: postgres.dataDir,
+      stateFile: files.stateFile,
       traces: files.traces,
       logs: {
         temporal: files.temporalLog,

@@ -1,7 +1,7 @@
 // Finds a PostgreSQL server to work on (DATABASE_URL, the local server, or an embedded one started
 // from npm's binaries, running as the postgres user under root) and creates databases on it.
-import { createHash } from 'node:crypto';
-import { access, chmod, chown, cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { access, chmod, chown, cp, lstat, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,6 +10,7 @@ import pg from 'pg';
 import { spawnManaged, type ManagedProcess } from '../../operations/stack/child-process.js';
 import { assertPortFree } from '../../operations/stack/ports.js';
 import { BootstrapError } from './bootstrap-error.js';
+import { isPrivateFile, writePrivateFile } from './private-files.js';
 
 /** The machine's own server, trust auth for `postgres`: what Debian's package and CI run. */
 export const LOCAL_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -33,6 +34,12 @@ export interface EmbeddedPostgresOptions {
   logFile: string;
   /** Keep the cluster between runs (the stack) or remove it on stop (a test run). */
   persistent: boolean;
+  /**
+   * A persistent cluster's superuser password, kept 0600 here: drawn at random when the cluster is
+   * made (a cluster made before this file existed, with the old fixed password, gets a random one).
+   * Absent: a password of this run's alone, never written down (a test run's cluster).
+   */
+  passwordFile?: string;
   portHint: string;
   say: (line: string) => void;
 }
@@ -48,7 +55,8 @@ export interface FindPostgresOptions {
 }
 
 const EMBEDDED_USER = 'postgres';
-const EMBEDDED_PASSWORD = 'postgres';
+/** The superuser password clusters made before issue 34 were given; replaced by a random one on their next start. */
+const LEGACY_EMBEDDED_PASSWORD = 'postgres';
 const READY_TIMEOUT_MS = 60_000;
 
 /** True when a server answers at `url` within a few seconds. */
@@ -141,23 +149,57 @@ async function installedBinaries(): Promise<{ nativeDir: string; version: string
 /**
  * The server's user must be able to reach the binaries, and the project may live in a folder it
  * cannot enter (0700 under root's home). As root they therefore run from a copy under
- * os.tmpdir(), readable by all and named by the version: copied once, then reused.
+ * os.tmpdir(), readable by all and named by the version: copied once, then reused, but only while
+ * every folder and file of it is root's and writable by nobody else. Anyone may create that name in
+ * a shared /tmp first, with binaries of their own in it; such a folder is never run from: this run
+ * copies into a folder of its own instead (mkdtemp), removed when the server stops.
  */
-async function reachableBinaries(user: ServerUser | null): Promise<string> {
+async function reachableBinaries(user: ServerUser | null, say: (line: string) => void): Promise<{ dir: string; temporary: boolean }> {
   const { nativeDir, version } = await installedBinaries();
-  if (user === null) return nativeDir;
+  if (user === null) return { dir: nativeDir, temporary: false };
   const copy = path.join(os.tmpdir(), `order-payments-postgres-${version}`);
-  if (await exists(path.join(copy, 'bin', 'postgres'))) return copy;
-  const partial = `${copy}.${process.pid}.partial`;
-  await rm(partial, { recursive: true, force: true });
-  await cp(nativeDir, partial, { recursive: true, verbatimSymlinks: true });
-  await openUp(partial);
+  if (await exists(copy)) {
+    const problem = await untrustedEntry(copy);
+    if (problem === null && (await exists(path.join(copy, 'bin', 'postgres')))) return { dir: copy, temporary: false };
+    if (problem !== null) {
+      say(`not running PostgreSQL from ${copy}: ${problem}; copying the binaries into a folder of this run's own instead (remove ${copy} to share one again)`);
+      return { dir: await copyBinaries(nativeDir, `${copy}-`), temporary: true };
+    }
+  }
+  const partial = await copyBinaries(nativeDir, `${copy}.partial-`);
   await rename(partial, copy).catch(async (error: unknown) => {
-    // Another process copied it first.
+    // Another process copied it first: use theirs only if it passes the same check.
     await rm(partial, { recursive: true, force: true });
-    if (!(await exists(path.join(copy, 'bin', 'postgres')))) throw error;
+    if (!(await exists(path.join(copy, 'bin', 'postgres'))) || (await untrustedEntry(copy)) !== null) throw error;
   });
-  return copy;
+  return { dir: copy, temporary: false };
+}
+
+/** A copy of the binaries in a new folder (mkdtemp: a name nobody could have taken first), opened for reading by all. */
+async function copyBinaries(nativeDir: string, prefix: string): Promise<string> {
+  const dir = await mkdtemp(prefix);
+  await cp(nativeDir, dir, { recursive: true, verbatimSymlinks: true });
+  await openUp(dir);
+  return dir;
+}
+
+/**
+ * Why the tree at `dir` may not be trusted to run as root, or null: every entry must be this
+ * user's, and none (but symlinks, whose mode means nothing) writable by its group or others.
+ */
+async function untrustedEntry(dir: string): Promise<string | null> {
+  const uid = os.userInfo().uid;
+  const stats = await lstat(dir);
+  if (!stats.isDirectory()) return `${dir} is not a folder`;
+  const pending = [dir];
+  while (pending.length > 0) {
+    const current = pending.pop() ?? dir;
+    const info = await lstat(current);
+    if (info.uid !== uid) return `${current} belongs to uid ${info.uid}, not ${uid}`;
+    if (!info.isSymbolicLink() && (info.mode & 0o022) !== 0) return `${current} may be written by others (mode ${(info.mode & 0o777).toString(8)})`;
+    if (info.isDirectory()) for (const entry of await readdir(current)) pending.push(path.join(current, entry));
+  }
+  return null;
 }
 
 /** Folders 0755 all the way down, so any user may read and run what is inside. */
@@ -170,16 +212,18 @@ async function openUp(dir: string): Promise<void> {
 
 /**
  * Where the cluster lives. As root the server's user cannot create folders inside a root-owned
- * checkout, so the cluster lives under os.tmpdir(), under a name derived from the data folder;
- * a marker file next to the data folder claims it, so a data folder removed to start clean (no
- * marker) also discards the cluster it had.
+ * checkout, so the cluster lives under os.tmpdir(): a test run's in a folder of its own (mkdtemp),
+ * the stack's under a name derived from the data folder, so it is found again; a marker file next
+ * to the data folder claims it, so a data folder removed to start clean (no marker) also discards
+ * the cluster it had. A cluster found under that name is used only if it is the server user's and
+ * closed to everyone else (startEmbeddedPostgres checks it).
  */
 async function clusterDir(options: EmbeddedPostgresOptions, user: ServerUser | null): Promise<string> {
   if (user === null) return options.dataDir;
+  if (!options.persistent) return mkdtemp(path.join(os.tmpdir(), 'order-payments-postgres-cluster-'));
   const dataHome = path.dirname(options.dataDir);
   const checkout = createHash('sha256').update(options.dataDir).digest('hex').slice(0, 12);
   const dir = path.join(os.tmpdir(), `order-payments-postgres-${checkout}`);
-  if (!options.persistent) return dir;
   const marker = path.join(dataHome, 'postgres-cluster-location');
   if (!(await exists(marker))) {
     await rm(dir, { recursive: true, force: true });
@@ -187,6 +231,24 @@ async function clusterDir(options: EmbeddedPostgresOptions, user: ServerUser | n
     await writeFile(marker, `${dir}\n`);
   }
   return dir;
+}
+
+/** Refuses a cluster folder that is not the server user's alone: someone else may have made it, or may change it. */
+async function assertClusterIsTheServers(dir: string, user: ServerUser | null): Promise<void> {
+  const stats = await lstat(dir);
+  const uid = user?.uid ?? os.userInfo().uid;
+  const problem = !stats.isDirectory() ? 'is not a folder' : stats.uid !== uid ? `belongs to uid ${stats.uid}, not the server's ${uid}` : (stats.mode & 0o077) !== 0 ? `is open to others (mode ${(stats.mode & 0o777).toString(8)})` : null;
+  if (problem) throw new BootstrapError(`refusing to start PostgreSQL on ${dir}: it ${problem}; remove it and run again`);
+}
+
+/** The superuser password: the persistent cluster's from its 0600 file (made when missing), or one of this run's own. */
+async function superuserPassword(options: EmbeddedPostgresOptions): Promise<{ password: string; stored: boolean }> {
+  if (!options.passwordFile) return { password: randomBytes(24).toString('base64url'), stored: false };
+  if (await isPrivateFile(options.passwordFile)) {
+    const stored = (await readFile(options.passwordFile, 'utf8')).trim();
+    if (stored !== '') return { password: stored, stored: true };
+  }
+  return { password: randomBytes(24).toString('base64url'), stored: false };
 }
 
 /** Runs one of the binaries to its end as the server's user, its output into the log. */
@@ -215,39 +277,53 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       `embedded PostgreSQL ${what} (data in ${dataDir}): ${error instanceof Error ? error.message.split('\n')[0] : String(error)}; see ${options.logFile}`,
     );
   let user: ServerUser | null;
-  let binDir: string;
+  let binaries: { dir: string; temporary: boolean };
+  let password: { password: string; stored: boolean };
   try {
     user = await serverUser();
-    binDir = path.join(await reachableBinaries(user), 'bin');
+    binaries = await reachableBinaries(user, options.say);
     dataDir = await clusterDir(options, user);
+    password = await superuserPassword(options);
   } catch (error) {
     if (error instanceof BootstrapError) throw error;
     throw fail('could not be prepared', error);
   }
+  const binDir = path.join(binaries.dir, 'bin');
+  const created = !(await exists(path.join(dataDir, 'PG_VERSION')));
 
-  if (!(await exists(path.join(dataDir, 'PG_VERSION')))) {
+  if (created) {
     options.say(`initialising an embedded PostgreSQL cluster in ${dataDir}`);
-    const passwordFile = path.join(os.tmpdir(), `order-payments-pg-password-${process.pid}-${Date.now()}`);
+    // initdb reads the password from a file: one in a folder of its own (mkdtemp, 0700), never a guessable name.
+    const secretDir = await mkdtemp(path.join(os.tmpdir(), 'order-payments-pg-init-'));
+    const pwfile = path.join(secretDir, 'password');
     try {
-      await rm(dataDir, { recursive: true, force: true });
-      await mkdir(dataDir, { recursive: true, mode: 0o700 });
-      await writeFile(passwordFile, `${EMBEDDED_PASSWORD}\n`, { mode: 0o600 });
+      // A test run's cluster folder as root is new and empty already (mkdtemp); any other is made
+      // here, not recursively: if its name was taken between the removal and here, this fails.
+      if (user === null || options.persistent) {
+        await rm(dataDir, { recursive: true, force: true });
+        await mkdir(path.dirname(dataDir), { recursive: true });
+        await mkdir(dataDir, { mode: 0o700 });
+      }
+      await writeFile(pwfile, `${password.password}\n`, { mode: 0o600, flag: 'wx' });
       if (user) {
         await chown(dataDir, user.uid, user.gid);
-        await chown(passwordFile, user.uid, user.gid);
+        await chown(secretDir, user.uid, user.gid);
+        await chown(pwfile, user.uid, user.gid);
       }
       await runToEnd(
         path.join(binDir, 'initdb'),
-        [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${EMBEDDED_USER}`, `--pwfile=${passwordFile}`, '--encoding=UTF8', '--no-locale'],
+        [`--pgdata=${dataDir}`, '--auth=scram-sha-256', `--username=${EMBEDDED_USER}`, `--pwfile=${pwfile}`, '--encoding=UTF8', '--no-locale'],
         user,
         options.logFile,
       );
+      if (options.passwordFile && !password.stored) await writePrivateFile(options.passwordFile, `${password.password}\n`);
     } catch (error) {
       throw fail('could not be initialised', error);
     } finally {
-      await rm(passwordFile, { force: true });
+      await rm(secretDir, { recursive: true, force: true });
     }
   }
+  await assertClusterIsTheServers(dataDir, user);
 
   const server: ManagedProcess = spawnManaged({
     name: 'embedded PostgreSQL',
@@ -262,15 +338,37 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   void server.exited.then((how) => {
     early.how = how;
   });
-  const adminUrl = `postgres://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${options.port}/postgres`;
+  const urlWith = (secret: string) => `postgres://${EMBEDDED_USER}:${encodeURIComponent(secret)}@127.0.0.1:${options.port}/postgres`;
+  let adminUrl = urlWith(password.password);
+  // A cluster made before its password was stored (issue 34) still has the old fixed one: it gets
+  // the random one now, written 0600 first, so a crash in between loses nothing.
+  const legacy = !created && !password.stored ? urlWith(LEGACY_EMBEDDED_PASSWORD) : null;
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  while (!(await isReachable(adminUrl, 1_000))) {
+  while (!(await isReachable(legacy ?? adminUrl, 1_000))) {
     if (early.how !== null || Date.now() > deadline) {
       await server.stop();
-      throw fail('did not start', new Error(early.how ?? `it did not answer within ${READY_TIMEOUT_MS / 1000} s`));
+      throw fail('did not start', new Error(early.how ?? `it did not answer within ${READY_TIMEOUT_MS / 1000} s (a cluster without ${options.passwordFile ?? 'its password file'} must still have the old password)`));
     }
     await sleep(200);
   }
+  if (legacy !== null) {
+    try {
+      if (options.passwordFile) await writePrivateFile(options.passwordFile, `${password.password}\n`);
+      const admin = new pg.Client({ connectionString: legacy });
+      await admin.connect();
+      try {
+        // The password is base64url: nothing in it needs quoting.
+        await admin.query(`alter role ${EMBEDDED_USER} password '${password.password}'`);
+      } finally {
+        await admin.end();
+      }
+      options.say(`the embedded PostgreSQL superuser's fixed password was replaced by a random one, kept in ${options.passwordFile ?? 'memory'}`);
+    } catch (error) {
+      await server.stop();
+      throw fail('could not replace its old fixed password', error);
+    }
+  }
+  adminUrl = urlWith(password.password);
   return {
     adminUrl,
     kind: 'embedded',
@@ -279,6 +377,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     async stop() {
       await server.stop();
       if (!options.persistent) await rm(dataDir, { recursive: true, force: true });
+      if (binaries.temporary) await rm(binaries.dir, { recursive: true, force: true });
     },
   };
 }
