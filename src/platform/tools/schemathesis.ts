@@ -16,5 +16,12 @@ function findSchemathesis(): string {
 
 /** schemathesis from the project's virtualenv, installing the pinned release from PyPI once. */
 export function ensureSchemathesis(say: (line: string) => void): Promise<string> {
-  return findOrInstall({ find: findSchemathesis, envVar: 'SCHEMATHESIS_BIN', pin: SCHEMATHESIS_PIN, alternative: 'or install it yourself: pip install ' + SCHEMATHESIS_PIN, say });
+  return findOrInstall({
+    find: findSchemathesis,
+    envVar: 'SCHEMATHESIS_BIN',
+    pin: SCHEMATHESIS_PIN,
+    requirements: 'schemathesis.txt',
+    alternative: 'or install it yourself: pip install --require-hashes -r requirements/schemathesis.txt',
+    say,
+  });
 }
