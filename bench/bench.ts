@@ -30,7 +30,7 @@ import { runLedgerMicro } from './ledger-micro.js';
 import { seedFinishedOrders } from './scale-seed.js';
 import { FULL_PLAN, QUICK_PLAN, type BenchPlan } from './plan.js';
 import { compareProductionWorkers, medianCpuRatio, type ProductionWorkerResult } from './production-worker.js';
-import { measurePaymentOutcome } from './payment-outcome.js';
+import { measurePaymentOutcome, PAYMENT_OUTCOME_TENANT } from './payment-outcome.js';
 import { proveReplayCost } from './replay-proof.js';
 import { fixed, markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type Workload } from './report.js';
 import { benchWorkerPids, startBenchWorker, type BenchWorker } from './worker-child.js';
@@ -364,11 +364,12 @@ function combine(samples: LevelSample[]): Omit<LevelResult, 'workload' | 'concur
   };
 }
 
-/** Every bench SKU with more stock than any run takes. */
+/** Every bench SKU with more stock than any run takes, for the sagas' tenant and the payment-outcome bench's API tenant. */
 async function stockInventory(pool: ThrowawayDatabase['pool']): Promise<void> {
   await pool.query(
-    `insert into inventory (tenant_id, sku, available) select 'default', 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g`,
-    [SKUS],
+    `insert into inventory (tenant_id, sku, available)
+     select t, 'bench-sku-' || g, 1000000000 from generate_series(0, $1::int - 1) g, unnest($2::text[]) t`,
+    [SKUS, ['default', PAYMENT_OUTCOME_TENANT]],
   );
 }
 

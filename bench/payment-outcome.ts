@@ -59,6 +59,9 @@ export interface PaymentOutcomeBench {
  * with clients that pace themselves below the machine's capacity (the target's figure), and back
  * to back (the saturated machine, shown for what it explains).
  */
+/** The API tenant the bench's checkouts belong to: bench.ts stocks its SKUs for it (stock is per tenant). */
+export const PAYMENT_OUTCOME_TENANT = 'bench-outcome';
+
 export async function measurePaymentOutcome(options: {
   db: Pool;
   client: Client;
@@ -82,7 +85,7 @@ export async function measurePaymentOutcome(options: {
   // The same service twice: waiting for the outcome, and answering pending at once (as before).
   const oneCall = await buildApiServer({ ...common, outcomeWaitMs: 10_000 });
   const answersPending = await buildApiServer({ ...common, outcomeWaitMs: 0 });
-  const { key } = await createApiKey(options.db, 'bench-outcome');
+  const { key } = await createApiKey(options.db, PAYMENT_OUTCOME_TENANT);
   try {
     const [oneCallUrl, pendingUrl] = await Promise.all([listen(oneCall), listen(answersPending)]);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
