@@ -21,7 +21,7 @@ import { findFreePort } from '../src/operations/stack/ports.js';
 import { startStripeEmulator } from '@order-payments/stripe-emulator';
 import { BootstrapError, ensureTemporalCli, oneLine } from '../src/platform/tools/bootstrap.js';
 import { describeMachine, gitCommit } from '../src/platform/tools/run-provenance.js';
-import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';
+import { writeWorkflowBundles } from '../src/platform/temporal/bundle-workflows.js';
 import { ORDER_WORKER_TUNING } from '../src/platform/temporal/order-worker.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/platform/temporal/search-attributes.js';
 import { median, percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
@@ -94,9 +94,8 @@ async function main(): Promise<void> {
     say('bundling the saga and the baseline workflow');
     // The saga runs on the bundle a production worker loads with tracing off; the telemetry
     // comparison turns tracing on as a production worker does, with the traced bundle.
-    const [sagaBundle, tracedSagaBundle, baselineBundle] = await Promise.all([
-      bundleWorkflows(path.join(bundleDir, 'saga.js'), { traced: false }),
-      bundleWorkflows(path.join(bundleDir, 'saga-traced.js'), { traced: true }),
+    const [{ untraced: sagaBundle, traced: tracedSagaBundle }, baselineBundle] = await Promise.all([
+      writeWorkflowBundles(path.join(bundleDir, 'saga')),
       bundleBaseline(path.join(bundleDir, 'baseline.js')),
     ]);
     await stockInventory(db.pool);

@@ -7,6 +7,7 @@ import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import type { FailpointName } from '../../src/platform/failpoint.js';
 import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
+import { workerDeploymentOptions } from '../../src/platform/temporal/worker-deployment.js';
 import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
@@ -73,6 +74,8 @@ async function cancelBeforeRetry(harness: SagaHarness, handle: WorkflowHandle, a
     connection,
     taskQueue: harness.taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
+    // The harness's build: the cancelled run is pinned to it.
+    workerDeploymentOptions: workerDeploymentOptions(harness.deployment),
     sinks: workflowSpanSinks(null),
   });
   const polling = workflowsOnly.run();
