@@ -206,14 +206,14 @@ async function main(): Promise<void> {
     }
 
     // Memory with many sagas in flight, measured on exactly the command the README gives operators
-    // (NODE_ENV=production npm run worker: plain node on dist/ with the worker's memory defaults),
+    // (NODE_ENV=production sh scripts/run.sh worker: plain node on dist/ with the worker's memory defaults),
     // each start a fresh process tree, against the same build started bare (node's and glibc's
     // defaults) for the CPU it costs.
     await Promise.all([workers.baseline.stop(), workers.saga.stop()]);
     say('npm run build (the production worker runs the compiled dist/)');
     await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'inherit' });
     const variants = plan.inFlightUntuned ? (['tuned', 'untuned'] as const) : (['tuned'] as const);
-    say(`${plan.inFlight} sagas started at once on a fresh production worker, ${plan.inFlightRounds} alternating round(s) after a ${plan.inFlightWarmUp}-saga warm-up start (tuned: NODE_ENV=production npm run worker; untuned: NODE_ENV=production node dist/worker.js)`);
+    say(`${plan.inFlight} sagas started at once on a fresh production worker, ${plan.inFlightRounds} alternating round(s) after a ${plan.inFlightWarmUp}-saga warm-up start (tuned: NODE_ENV=production sh scripts/run.sh worker, the whole process tree; untuned: NODE_ENV=production node dist/worker.js)`);
     const inFlightRounds = await compareProductionWorkers({
       variants,
       rounds: plan.inFlightRounds,

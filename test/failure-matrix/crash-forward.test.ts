@@ -129,7 +129,7 @@ describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed insid
   );
 
   it(
-    'row 21: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
+    'row 25: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
     async () => {
       // The confirmation landed; its attempt will never report. The cancel stops its retry, so the
       // run never hears that the order is confirmed.
