@@ -2,6 +2,7 @@
 // build of the worker deployment, with the saga and its activities, creates the scheduled jobs,
 // and shuts down gracefully on SIGINT/SIGTERM.
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError } from './platform/config/config-error.js';
@@ -20,7 +21,7 @@ import { loadRetentionSettings } from './operations/retention/settings.js';
 import { createStripeClient } from './money/stripe/client.js';
 import { loadWorkflowCode, productionBundle } from './platform/temporal/bundle-workflows.js';
 import { loadWorkerDeploymentSettings, versionName, type WorkerDeployment, type WorkerDeploymentSettings } from './platform/temporal/worker-deployment.js';
-import { becomeCurrent, describeDeployment } from './operations/deploy/deployment-routing.js';
+import { becomeCurrent, describeDeployment, UnknownDeploymentError } from './operations/deploy/deployment-routing.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
 import { createOrderWorker } from './platform/temporal/order-worker.js';
 import { startTracing } from './platform/telemetry/tracing.js';
@@ -148,7 +149,7 @@ async function rollOut(client: Client, deployment: WorkerDeployment, settings: W
     }
     return 'current';
   }
-  const state = await describeDeployment(client, deployment.deploymentName);
+  const state = await describeOnceKnown(client, deployment.deploymentName);
   if (state.current === deployment.buildId) return 'current';
   if (state.ramping?.buildId === deployment.buildId) return `ramping ${state.ramping.percentage}%`;
   logger.info(
@@ -156,6 +157,19 @@ async function rollOut(client: Client, deployment: WorkerDeployment, settings: W
     `build ${deployment.buildId} is not current: new runs go to ${state.current ?? 'no build yet'}; roll it out with npm run deploy -- set-current ${deployment.buildId} (or ramp)`,
   );
   return `polling only (${versionName(deployment)} is neither current nor ramping)`;
+}
+
+/** The deployment as the server describes it, once it has registered this worker's first poll. */
+async function describeOnceKnown(client: Client, deploymentName: string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await describeDeployment(client, deploymentName);
+    } catch (error) {
+      if (!(error instanceof UnknownDeploymentError) || Date.now() > deadline) throw error;
+      await sleep(250);
+    }
+  }
 }
 
 main().catch((error: unknown) => {
