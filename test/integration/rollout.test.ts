@@ -65,9 +65,9 @@ async function ranOn(handle: WorkflowHandle): Promise<{ buildId: string | undefi
   return { buildId: versioning?.deploymentVersion?.buildId ?? undefined, marked: description.memo?.[ROLLOUT_MEMO_KEY] === 'b' };
 }
 
-async function completeOrders(count: number): Promise<{ order: OrderInput; handle: WorkflowHandle }[]> {
-  const orders = await Promise.all(Array.from({ length: count }, () => harness.newOrder()));
-  const started = await Promise.all(orders.map(async (order) => ({ order, handle: (await harness.start(order)).handle })));
+async function completeOrders(count: number, on: SagaHarness = harness): Promise<{ order: OrderInput; handle: WorkflowHandle }[]> {
+  const orders = await Promise.all(Array.from({ length: count }, () => on.newOrder()));
+  const started = await Promise.all(orders.map(async (order) => ({ order, handle: (await on.start(order)).handle })));
   for (const { handle } of started) expect(await handle.result()).toMatchObject({ status: 'completed' });
   return started;
 }
@@ -156,6 +156,35 @@ describe('failure matrix row 20: two builds side by side, rolled out with npm ru
     },
     300_000,
   );
+
+  it('a development restart (WORKER_ROLLOUT=auto) with changed workflow code makes the new build current and names the runs left pinned to the old one', async () => {
+    const dev = await startSagaHarness({ worker: false });
+    try {
+      const before = await startWorkerProcess(dev);
+      const order = await dev.newOrder();
+      const fault = dev.emulator.addFault({ kind: 'latency', latencyMs: 60_000, method: 'POST', path: '/v1/payment_intents/:id/capture', orderId: order.orderId, count: 1_000 });
+      const run = (await dev.start(order)).handle;
+      await vi.waitFor(async () => {
+        expect((await run.query<{ step: string }>('status')).step).toBe('capturing');
+      }, { timeout: 60_000, interval: 500 });
+      expect(await before.stop()).toEqual({ code: 0, signal: null });
+
+      const after = await startWorkerProcess(dev, { env: { WORKFLOW_BUNDLE_PATH: buildB.bundlePath } });
+      expect(after.output()).toContain(`1 run(s) started on build ${dev.deployment.buildId} stay pinned to it`);
+      const next = (await completeOrders(1, dev))[0];
+      if (!next) throw new Error('no order completed');
+      expect(await ranOn(next.handle)).toEqual({ buildId: buildB.buildId, marked: true });
+
+      // The old build's worker back: its run resumes on it, on its own code.
+      dev.emulator.removeFault(fault.id);
+      await startWorkerProcess(dev);
+      expect(await run.result()).toMatchObject({ status: 'completed' });
+      expect(await ranOn(run)).toEqual({ buildId: dev.deployment.buildId, marked: false });
+    } finally {
+      await stopWorkerProcesses();
+      await dev.close();
+    }
+  }, 240_000);
 
   it('refuses a bad build ID or percentage with one line and exit 2, and an unknown build with exit 3', async () => {
     const badBuild = await deploy('set-current', 'no/such');
