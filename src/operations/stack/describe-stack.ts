@@ -48,6 +48,7 @@ export function describeStack(state: StackState, details?: StackDetails, options
     `  API               ${state.apiUrl}  (POST /webhooks/stripe, the emulator's webhook endpoint; GET /healthz)`,
     `  NATS JetStream    ${state.natsUrl}  (${NATS_NOTES[state.nats]}; stream ${state.outboxStream}, subjects ${state.outboxSubjectPrefix}.>)`,
     `  Message services  outbox dispatcher (pid ${state.services.outboxDispatcher}), receipts consumer (pid ${state.services.receipts})`,
+    '  Worker builds     npm run deploy -- status  (each workflow-code change is a new build; the worker makes its own current on start)',
   ];
   lines.push(
     '  Metrics           worker http://127.0.0.1:9464/metrics, API http://127.0.0.1:9465/metrics, outbox dispatcher http://127.0.0.1:9466/metrics, receipts http://127.0.0.1:9467/metrics',
