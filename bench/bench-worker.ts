@@ -4,12 +4,16 @@
  * activities, with the same tuning), with its pool's round trips counted. It answers the
  * benchmark's `stats` requests over IPC, so its memory is measured apart from the load.
  */
+import { readFile } from 'node:fs/promises';
+import { Client, Connection } from '@temporalio/client';
 import { getEachMessage, sendMessage } from 'execa';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { createPool } from '../src/platform/db/pool.js';
 import { createStripeClient } from '../src/money/stripe/client.js';
 import { createOrderWorker, ORDER_WORKER_TUNING } from '../src/platform/temporal/order-worker.js';
+import { workerDeploymentOptions, workflowBuildIdOf } from '../src/platform/temporal/worker-deployment.js';
+import { becomeCurrent } from '../src/operations/deploy/deployment-routing.js';
 import { startTracing } from '../src/platform/telemetry/tracing.js';
 import { workerTelemetryOptions } from '../src/platform/telemetry/worker-telemetry.js';
 import { createBaselineActivities } from './baseline-activities.js';
@@ -39,6 +43,8 @@ const connection = await NativeConnection.connect({ address: env.TEMPORAL_ADDRES
 const db = createPool({ connectionString: env.DATABASE_URL, max: env.DATABASE_POOL_SIZE, applicationName: 'order-payments-bench-worker' });
 const counter = countQueries(db);
 const stripe = createStripeClient({ secretKey: env.STRIPE_SECRET_KEY, apiBase: env.STRIPE_API_BASE });
+// Both workloads run versioned, as production does: a deployment of their own, PINNED runs.
+const deployment = { deploymentName: env.TEMPORAL_TASK_QUEUE, buildId: workflowBuildIdOf(await readFile(env.BENCH_WORKFLOW_BUNDLE, 'utf8')) };
 
 const worker =
   env.BENCH_WORKER_MODE === 'saga'
@@ -47,7 +53,8 @@ const worker =
         namespace: 'default',
         taskQueue: env.TEMPORAL_TASK_QUEUE,
         deps: { db, stripe },
-        workflowBundlePath: env.BENCH_WORKFLOW_BUNDLE,
+        deployment,
+        workflowBundle: { codePath: env.BENCH_WORKFLOW_BUNDLE },
         tracing,
       })
     : await Worker.create({
@@ -56,10 +63,14 @@ const worker =
         namespace: 'default',
         taskQueue: env.TEMPORAL_TASK_QUEUE,
         workflowBundle: { codePath: env.BENCH_WORKFLOW_BUNDLE },
+        workerDeploymentOptions: workerDeploymentOptions(deployment),
         activities: createBaselineActivities(),
       });
 
 const running = worker.run();
+const clientConnection = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+await becomeCurrent(new Client({ connection: clientConnection }), deployment, 'bench worker');
+await clientConnection.close();
 await sendMessage({ type: 'ready' } satisfies WorkerReply);
 
 for await (const message of getEachMessage()) {

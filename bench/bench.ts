@@ -21,7 +21,7 @@ import { findFreePort } from '../src/operations/stack/ports.js';
 import { startStripeEmulator } from '@order-payments/stripe-emulator';
 import { BootstrapError, ensureTemporalCli, oneLine } from '../src/platform/tools/bootstrap.js';
 import { describeMachine, gitCommit } from '../src/platform/tools/run-provenance.js';
-import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';
+import { writeWorkflowBundles } from '../src/platform/temporal/bundle-workflows.js';
 import { ORDER_WORKER_TUNING } from '../src/platform/temporal/order-worker.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../src/platform/temporal/search-attributes.js';
 import { median, percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
@@ -94,9 +94,8 @@ async function main(): Promise<void> {
     say('bundling the saga and the baseline workflow');
     // The saga runs on the bundle a production worker loads with tracing off; the telemetry
     // comparison turns tracing on as a production worker does, with the traced bundle.
-    const [sagaBundle, tracedSagaBundle, baselineBundle] = await Promise.all([
-      bundleWorkflows(path.join(bundleDir, 'saga.js'), { traced: false }),
-      bundleWorkflows(path.join(bundleDir, 'saga-traced.js'), { traced: true }),
+    const [{ untraced: sagaBundle, traced: tracedSagaBundle }, baselineBundle] = await Promise.all([
+      writeWorkflowBundles(path.join(bundleDir, 'saga')),
       bundleBaseline(path.join(bundleDir, 'baseline.js')),
     ]);
     await stockInventory(db.pool);
@@ -207,14 +206,14 @@ async function main(): Promise<void> {
     }
 
     // Memory with many sagas in flight, measured on exactly the command the README gives operators
-    // (NODE_ENV=production npm run worker: plain node on dist/ with the worker's memory defaults),
+    // (NODE_ENV=production sh scripts/run.sh worker: plain node on dist/ with the worker's memory defaults),
     // each start a fresh process tree, against the same build started bare (node's and glibc's
     // defaults) for the CPU it costs.
     await Promise.all([workers.baseline.stop(), workers.saga.stop()]);
     say('npm run build (the production worker runs the compiled dist/)');
     await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'inherit' });
     const variants = plan.inFlightUntuned ? (['tuned', 'untuned'] as const) : (['tuned'] as const);
-    say(`${plan.inFlight} sagas started at once on a fresh production worker, ${plan.inFlightRounds} alternating round(s) after a ${plan.inFlightWarmUp}-saga warm-up start (tuned: NODE_ENV=production npm run worker; untuned: NODE_ENV=production node dist/worker.js)`);
+    say(`${plan.inFlight} sagas started at once on a fresh production worker, ${plan.inFlightRounds} alternating round(s) after a ${plan.inFlightWarmUp}-saga warm-up start (tuned: NODE_ENV=production sh scripts/run.sh worker, the whole process tree; untuned: NODE_ENV=production node dist/worker.js)`);
     const inFlightRounds = await compareProductionWorkers({
       variants,
       rounds: plan.inFlightRounds,

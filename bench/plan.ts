@@ -6,7 +6,7 @@ export interface BenchPlan {
   /** Each level's orders are run in this many alternating rounds of baseline and saga. */
   rounds: number;
   warmupOrders: number;
-  /** Sagas started at once on a fresh production worker (NODE_ENV=production npm run worker) to measure its memory. */
+  /** Sagas started at once on a fresh production worker (NODE_ENV=production sh scripts/run.sh worker) to measure its memory. */
   inFlight: number;
   /** The same on the build started bare (node dist/worker.js, no memory defaults), for the CPU the defaults cost. */
   inFlightUntuned: boolean;

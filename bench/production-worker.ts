@@ -1,17 +1,20 @@
 /**
  * The production worker's memory and CPU with many sagas in flight, measured on exactly the
- * command the README gives operators: `NODE_ENV=production npm run worker` (scripts/run.sh:
- * plain node on the compiled dist/, with the worker's memory defaults), against the same
+ * command docs/operating.md gives operators: `NODE_ENV=production sh scripts/run.sh worker` (the
+ * launcher execs plain node on the compiled dist/ with the worker's memory defaults, so the
+ * process a supervisor starts is the worker itself, with no npm beside it), against the same
  * compiled worker started bare (`node dist/worker.js`: node's and glibc's own defaults).
  *
- * RSS and CPU are read from /proc for the whole process tree under npm (the launcher and the
- * node it starts; npm itself is reported apart), so nothing in the worker reports on itself.
+ * RSS and CPU are read from /proc for the whole process tree of the started process, so nothing
+ * in the worker reports on itself.
  * bench.ts can call measureProductionWorker; `tsx bench/production-worker.ts` runs it alone:
  * it builds dist/, starts a Temporal dev server, a throwaway database and the Stripe emulator,
  * and compares the two starts in alternating rounds (Linux only: it reads /proc).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -23,6 +26,8 @@ import type { Queryable } from '../src/platform/db/queryable.js';
 import { setStock } from '../src/orders/stock.js';
 import { findFreePort } from '../src/operations/stack/ports.js';
 import { orderStartOptions } from '../src/saga-client/start-order.js';
+import { BUNDLE_FILES } from '../src/platform/temporal/bundle-workflows.js';
+import { becomeCurrent } from '../src/operations/deploy/deployment-routing.js';
 import { median, runClosedLoop } from './closed-loop.js';
 import { CLOCK_TICKS_PER_SECOND, readProcesses, type ProcessInfo } from './proc.js';
 
@@ -34,7 +39,7 @@ const OUTPUT_TAIL_CHARS = 4_000;
 const SKUS = 64;
 
 /**
- * `tuned`: `NODE_ENV=production npm run worker`, what the README tells users to run.
+ * `tuned`: `NODE_ENV=production sh scripts/run.sh worker`, the documented production start.
  * `untuned`: `NODE_ENV=production node dist/worker.js`, the same code with no memory defaults.
  */
 export type ProductionWorkerVariant = 'tuned' | 'untuned';
@@ -64,7 +69,7 @@ export interface ProductionWorker {
   readonly variant: ProductionWorkerVariant;
   /** The command as a person would type it. */
   readonly command: string;
-  /** The process started: npm for `tuned`, node for `untuned`. */
+  /** The process started: the launcher for `tuned`, which execs node in its place; node for `untuned`. */
   readonly pid: number;
   /** The started process and every descendant, as /proc shows them now. */
   tree(): Promise<ProcessInfo[]>;
@@ -90,16 +95,18 @@ export async function startProductionWorker(variant: ProductionWorkerVariant, en
     TEMPORAL_ADDRESS: env.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: env.taskQueue,
+    // A deployment per run; the operator's set-current is the measurement's (measureProductionWorker).
+    WORKER_DEPLOYMENT_NAME: env.taskQueue,
     // Metrics stay on, as a production worker's are; on a port of its own so runs do not collide.
     WORKER_METRICS_PORT: String(await findFreePort()),
     ...env.extra,
   };
   const nodeFlags = variant === 'untuned' ? (env.nodeFlags ?? []) : [];
-  const [file, args] = variant === 'tuned' ? ['npm', ['run', '--silent', 'worker']] : [process.execPath, [...nodeFlags, 'dist/worker.js']];
+  const [file, args] = variant === 'tuned' ? ['sh', ['scripts/run.sh', 'worker']] : [process.execPath, [...nodeFlags, 'dist/worker.js']];
   // Its own process group, so a cleanup can end the tree it started and nothing else.
   const child = spawn(file, args, { cwd: ROOT, env: workerEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const settings = Object.entries(env.extra ?? {}).map(([key, value]) => `${key}=${/\s/.test(value) ? `'${value}'` : value} `);
-  const command = `${settings.join('')}NODE_ENV=production ${variant === 'tuned' ? 'npm run worker' : ['node', ...nodeFlags, 'dist/worker.js'].join(' ')}`;
+  const command = `${settings.join('')}NODE_ENV=production ${variant === 'tuned' ? 'sh scripts/run.sh worker' : ['node', ...nodeFlags, 'dist/worker.js'].join(' ')}`;
   const pid = child.pid;
   if (pid === undefined) throw new Error(`${command}: could not start`);
   let tail = '';
@@ -229,15 +236,13 @@ export interface ProductionWorkerResult {
   firstError: string | null;
   peakInFlight: number;
   elapsedMs: number;
-  /** The tree under npm (the launcher and the node it starts), idle after its start. */
+  /** The whole tree of the started process, idle after its start. */
   idleRssMb: number;
   /** The same tree at its peak while the sagas ran. */
   peakRssMb: number;
-  /** npm's own RSS beside it (`tuned` only: the bare start has no npm), at the same peak sample. */
-  npmRssMb: number | null;
   /** CPU of the tree from the first start to the last completion, per completed order. */
   cpuMsPerOrder: number;
-  /** The command line of every process in the tree, launcher first. */
+  /** The command line of every process in the tree: the worker alone, for both starts. */
   processes: string[];
   /** Processes still running once SIGTERM had ended the started one (see StopOutcome): none is right. */
   leftBehindAtStop: string[];
@@ -254,11 +259,11 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
   for (const sku of skus) await setStock(options.db, sku, count);
   const worker = await startProductionWorker(options.variant, { ...options, taskQueue });
   try {
-    // npm is the root for `tuned`; the worker tree is what runs under it.
-    const measured = (tree: ProcessInfo[]) => (options.variant === 'tuned' ? tree.filter((info) => info.pid !== worker.pid) : tree);
-    const rss = (tree: ProcessInfo[]) => measured(tree).reduce((sum, info) => sum + info.rssBytes, 0);
-    const cpu = (tree: ProcessInfo[]) => measured(tree).reduce((sum, info) => sum + info.cpuTicks, 0);
-    const npmRss = (tree: ProcessInfo[]) => (options.variant === 'tuned' ? (tree.find((info) => info.pid === worker.pid)?.rssBytes ?? 0) : null);
+    // A production worker polls without taking traffic until an operator makes its build current.
+    const buildId = (await readFile(path.join(ROOT, 'dist', BUNDLE_FILES.buildId), 'utf8')).trim();
+    await becomeCurrent(options.client, { deploymentName: taskQueue, buildId }, 'bench: npm run deploy -- set-current');
+    const rss = (tree: ProcessInfo[]) => tree.reduce((sum, info) => sum + info.rssBytes, 0);
+    const cpu = (tree: ProcessInfo[]) => tree.reduce((sum, info) => sum + info.cpuTicks, 0);
 
     const before = await worker.tree();
     let peak = before;
@@ -295,7 +300,6 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
     stopped.abort();
     await sampler;
     if (rss(after) > rss(peak)) peak = after;
-    const npm = npmRss(peak);
     const { leftBehind } = await worker.stop();
     return {
       variant: options.variant,
@@ -308,9 +312,8 @@ export async function measureProductionWorker(options: ProductionWorkerOptions):
       elapsedMs: Math.round(load.elapsedMs),
       idleRssMb: round(rss(before) / MB),
       peakRssMb: round(rss(peak) / MB),
-      npmRssMb: npm === null ? null : round(npm / MB),
       cpuMsPerOrder: round(((cpu(after) - cpu(before)) / CLOCK_TICKS_PER_SECOND) * 1000 / Math.max(1, load.completed)),
-      processes: measured(after).map((info) => info.cmdline),
+      processes: after.map((info) => info.cmdline),
       leftBehindAtStop: leftBehind,
     };
   } finally {
@@ -379,7 +382,7 @@ function round(value: number): number {
 /** `tsx bench/production-worker.ts`: both starts, on services of its own, in alternating rounds. */
 async function main(): Promise<void> {
   const flags = new Command('production-worker')
-    .description('Peak RSS and CPU per order of NODE_ENV=production npm run worker with many sagas in flight, against node dist/worker.js')
+    .description('Peak RSS and CPU per order of NODE_ENV=production sh scripts/run.sh worker with many sagas in flight, against node dist/worker.js')
     .option('--count <n>', 'sagas started at once', (value) => Number(value), 1_000)
     .option('--rounds <n>', 'rounds of each start, alternating which goes first', (value) => Number(value), 3)
     .option('--warm-up <n>', 'sagas on one discarded fresh start before the rounds (0: none)', (value) => Number(value), 200)
@@ -421,7 +424,7 @@ async function main(): Promise<void> {
       extra,
       onRound: (round, result) =>
         say(
-          `round ${round + 1}: ${result.command}: ${result.completed}/${result.started} completed, peak ${result.peakRssMb} MB RSS (idle ${result.idleRssMb}${result.npmRssMb === null ? '' : `, npm beside it ${result.npmRssMb}`}), ${result.cpuMsPerOrder} ms CPU per order`,
+          `round ${round + 1}: ${result.command}: ${result.completed}/${result.started} completed, peak ${result.peakRssMb} MB RSS (idle ${result.idleRssMb}), ${result.cpuMsPerOrder} ms CPU per order`,
         ),
     });
     if (results.tuned && results.untuned) {

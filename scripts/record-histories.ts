@@ -27,7 +27,9 @@ import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe
 import { createStripeClient } from '../src/money/stripe/client.js';
 import { resolveTemporalCli } from '../src/platform/temporal/cli-path.js';
 import { historyToJson } from '../src/platform/temporal/history-json.js';
+import { loadWorkflowCode } from '../src/platform/temporal/bundle-workflows.js';
 import { createOrderWorker } from '../src/platform/temporal/order-worker.js';
+import { becomeCurrent } from '../src/operations/deploy/deployment-routing.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attributes.js';
 import type { orderPaymentSaga } from '../src/workflows/index.js';
 import { createTestDatabase } from '../test/support/database.js';
@@ -136,16 +138,21 @@ async function main(): Promise<void> {
   const emulator = await startStripeEmulator({ port: 0 });
   try {
     const stripe = createStripeClient({ secretKey: 'sk_test_record_histories', apiBase: emulator.url });
+    const code = await loadWorkflowCode({ bundlePath: undefined, tracing: false });
+    const deployment = { deploymentName: TASK_QUEUE, buildId: code.buildId };
     const worker = await createOrderWorker({
       connection: env.nativeConnection,
       namespace: 'default',
       taskQueue: TASK_QUEUE,
       // The asynchronous path rechecks Stripe soon instead of waiting 15 minutes for a webhook.
       deps: { db: db.pool, stripe, settlementRecheckMs: 1_000 },
+      deployment,
+      workflowBundle: code.bundle,
       shutdownGraceTimeMs: 5_000,
     });
     await mkdir(out, { recursive: true });
     await worker.runUntil(async () => {
+      await becomeCurrent(env.client, deployment, 'record-histories');
       for (const name of HOLD_THEN_CAPTURE_PATHS) {
         const scenario = SCENARIOS[name];
         await setStock(db.pool, scenario.order.sku, STOCK);

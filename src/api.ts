@@ -35,6 +35,8 @@ import {
 import { loadRateLimitSettings } from './api/rate-limit.js';
 import { buildApiServer } from './api/server.js';
 import { startFailureLine } from './platform/tools/bootstrap-error.js';
+import { releaseBuildId } from './platform/build-info.js';
+import { registerBuildInfo } from './platform/telemetry/build-info-metric.js';
 
 const logger = createLogger('api');
 
@@ -53,6 +55,8 @@ const REAP_INTERVAL_MS = 10 * 60_000;
  * Bad configuration exits 2 before anything starts.
  */
 async function serve(): Promise<void> {
+  const buildId = releaseBuildId();
+  logger.info({ buildId }, 'api starting');
   const settings = loadAll({
     api: loadApiSettings,
     database: loadDatabaseSettings,
@@ -122,6 +126,7 @@ async function serve(): Promise<void> {
 
   const address = await app.listen({ port: settings.api.port, host: settings.api.host });
   // Metrics on a listener of their own, never on the public port.
+  registerBuildInfo(apiMetricsRegistry, { service: 'api', buildId });
   metricsServer = settings.metrics.port === null ? null : await startMetricsServer(apiMetricsRegistry, { port: settings.metrics.port, host: settings.metrics.host });
   logger.info({ address, temporalNamespace: settings.connect.namespace, metrics: metricsServer?.url ?? 'off' }, `api listening on ${address}`);
   reap();

@@ -15,6 +15,8 @@ import { startTracing } from './platform/telemetry/tracing.js';
 import { createOutboxDispatcher } from './messaging/outbox/dispatcher.js';
 import { loadOutboxSettings } from './messaging/outbox/outbox-settings.js';
 import { startFailureLine } from './platform/tools/bootstrap-error.js';
+import { releaseBuildId } from './platform/build-info.js';
+import { registerBuildInfo } from './platform/telemetry/build-info-metric.js';
 
 // The same JSON lines as createLogger (trace_id and span_id inside a span, secrets redacted),
 // without loading the Temporal worker runtime this service never uses.
@@ -22,6 +24,8 @@ const logger = pino(loggerOptions('outbox-dispatcher'));
 
 /** `npm run outbox-dispatcher`: publishes the outbox to JetStream until SIGINT or SIGTERM. */
 async function main(): Promise<void> {
+  const buildId = releaseBuildId();
+  logger.info({ buildId }, 'outbox dispatcher starting');
   const settings = loadAll({
     database: loadDatabaseSettings,
     nats: loadNatsSettings,
@@ -36,6 +40,7 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: nats.url, name: 'outbox-dispatcher', waitOnFirstConnect: true, seedFile: nats.seedFile, tlsCaFile: nats.tlsCaFile });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-outbox-dispatcher' });
   const metrics = createOutboxMetrics(db);
+  registerBuildInfo(metrics.registry, { service: 'outbox-dispatcher', buildId });
   const metricsServer =
     settings.metrics.port === null ? null : await startMetricsServer(metrics.registry, { port: settings.metrics.port, host: settings.metrics.host });
   try {

@@ -14,6 +14,8 @@ import { startMetricsServer } from './platform/telemetry/metrics-server.js';
 import { startTracing } from './platform/telemetry/tracing.js';
 import { createReceiptsConsumer, ensureReceiptsConsumer } from './messaging/receipts/consumer.js';
 import { startFailureLine } from './platform/tools/bootstrap-error.js';
+import { releaseBuildId } from './platform/build-info.js';
+import { registerBuildInfo } from './platform/telemetry/build-info-metric.js';
 
 // The same JSON lines as createLogger (trace_id and span_id inside a span, secrets redacted),
 // without loading the Temporal worker runtime this service never uses.
@@ -32,6 +34,8 @@ function loadReceiptsSettings(env: Record<string, string | undefined> = process.
 
 /** `npm run receipts`: applies order events to the receipts table, once each, until SIGINT or SIGTERM. */
 async function main(): Promise<void> {
+  const buildId = releaseBuildId();
+  logger.info({ buildId }, 'receipts consumer starting');
   const settings = loadAll({
     database: loadDatabaseSettings,
     nats: loadNatsSettings,
@@ -46,6 +50,7 @@ async function main(): Promise<void> {
   const nc = await connectNats({ url: nats.url, name: 'receipts', waitOnFirstConnect: true, seedFile: nats.seedFile, tlsCaFile: nats.tlsCaFile });
   const db = createPool({ connectionString: settings.database.url, max: 2, applicationName: 'order-payments-receipts' });
   const metrics = createReceiptsMetrics();
+  registerBuildInfo(metrics.registry, { service: 'receipts', buildId });
   const metricsServer =
     settings.metrics.port === null ? null : await startMetricsServer(metrics.registry, { port: settings.metrics.port, host: settings.metrics.host });
   try {

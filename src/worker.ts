@@ -1,6 +1,8 @@
-// The order worker process (`npm run worker`, via scripts/run.sh): polls the task queue with the
-// saga and its activities, creates the scheduled jobs, and shuts down gracefully on SIGINT/SIGTERM.
+// The order worker process (`npm run worker`, via scripts/run.sh): polls the task queue as one
+// build of the worker deployment, with the saga and its activities, creates the scheduled jobs,
+// and shuts down gracefully on SIGINT/SIGTERM.
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { ConfigError } from './platform/config/config-error.js';
@@ -17,7 +19,9 @@ import { createLogger, temporalLogger } from './platform/logger.js';
 import { ensureSchedules } from './operations/retention/schedules.js';
 import { loadRetentionSettings } from './operations/retention/settings.js';
 import { createStripeClient } from './money/stripe/client.js';
-import { productionBundle } from './platform/temporal/bundle-workflows.js';
+import { loadWorkflowCode, productionBundle } from './platform/temporal/bundle-workflows.js';
+import { loadWorkerDeploymentSettings, versionName, type WorkerDeployment, type WorkerDeploymentSettings } from './platform/temporal/worker-deployment.js';
+import { becomeCurrent, describeDeployment, UnknownDeploymentError } from './operations/deploy/deployment-routing.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
 import { createOrderWorker } from './platform/temporal/order-worker.js';
 import { startTracing } from './platform/telemetry/tracing.js';
@@ -35,6 +39,7 @@ async function main(): Promise<void> {
     settlement: loadSettlementSettings,
     metrics: loadWorkerMetricsSettings,
     retention: loadRetentionSettings,
+    deployment: loadWorkerDeploymentSettings,
   });
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
   const tracing = startTracing('order-payments-worker');
@@ -46,6 +51,10 @@ async function main(): Promise<void> {
   if (bundlePath && !existsSync(bundlePath)) {
     throw new ConfigError([`WORKFLOW_BUNDLE_PATH: no workflow bundle at ${bundlePath}: run npm run build`]);
   }
+  // The build ID names the workflow code, so it is known before anything else is said.
+  const workflowCode = await loadWorkflowCode({ bundlePath, tracing: tracing !== null, buildIdOverride: settings.deployment.buildIdOverride });
+  const deployment: WorkerDeployment = { deploymentName: settings.deployment.deploymentName, buildId: workflowCode.buildId };
+  logger.info({ buildId: deployment.buildId, deployment: deployment.deploymentName, rollout: settings.deployment.rollout }, 'worker starting');
 
   // SIGINT and SIGTERM begin a graceful shutdown: polling stops, in-flight activities get the
   // grace period to finish and report, then run() resolves and the pool closes.
@@ -59,6 +68,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  reportBuild(deployment);
   const connection = await NativeConnection.connect(settings.connect.connectionOptions);
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-worker' });
   const stripe = createStripeClient({ secretKey: settings.stripe.secretKey, apiBase: settings.stripe.apiBase });
@@ -68,22 +78,33 @@ async function main(): Promise<void> {
       namespace: settings.connect.namespace,
       taskQueue: settings.temporal.taskQueue,
       deps: { db, stripe, ...settings.settlement, keyRetentionMs: settings.retention.activityKeyMs },
-      workflowBundlePath: bundlePath,
+      deployment,
+      workflowBundle: workflowCode.bundle,
       tracing,
     });
+    const client = new Client({ connection, namespace: settings.connect.namespace });
     // The scheduled jobs (reaper, daily reconciliation) run on this worker; see schedules.ts for
     // why the worker, not a separate command, creates them. Payments matter more than retention:
     // a worker that cannot write the schedules says so and polls anyway; the next start retries.
     const schedules = await ensureSchedules(
-      new Client({ connection, namespace: settings.connect.namespace }),
+      client,
       settings.temporal.taskQueue,
       settings.retention,
     ).catch((error: unknown) => {
       logger.error({ err: error }, 'could not create or update the scheduled jobs (reaper, reconciliation); polling anyway');
       return [];
     });
+    const running = worker.run();
+    // Polling has begun: the server knows this build, so it can be made current.
+    const routing = await rollOut(client, deployment, settings.deployment).catch((error: unknown) => {
+      logger.error({ err: error, buildId: deployment.buildId }, 'could not read or change the deployment\'s routing; polling anyway');
+      return 'unknown';
+    });
     logger.info(
       {
+        buildId: deployment.buildId,
+        deployment: deployment.deploymentName,
+        routing,
         taskQueue: settings.temporal.taskQueue,
         schedules,
         namespace: settings.connect.namespace,
@@ -94,12 +115,60 @@ async function main(): Promise<void> {
       },
       'worker started',
     );
-    await worker.run();
+    await running;
     logger.info('worker stopped');
   } finally {
     await db.end();
     await connection.close();
     await tracing?.shutdown();
+  }
+}
+
+/** The build this worker runs, as a metric beside the saga's: `order_payments_build_info{build_id, deployment}` = 1. */
+function reportBuild(deployment: WorkerDeployment): void {
+  Runtime.instance()
+    .metricMeter.createGauge('order_payments_build_info', 'int', '', 'The build this process runs: always 1, labelled with its build ID')
+    .set(1, { service: 'worker', build_id: deployment.buildId, deployment: deployment.deploymentName });
+}
+
+/**
+ * `auto` (development): this build becomes current, and runs pinned to the build it replaced are
+ * named, since they resume only on a worker of that build. `manual` (production): it only says
+ * whether this build receives new runs; `npm run deploy` moves them.
+ */
+async function rollOut(client: Client, deployment: WorkerDeployment, settings: WorkerDeploymentSettings): Promise<string> {
+  if (settings.rollout === 'auto') {
+    const { replaced, strandedRuns } = await becomeCurrent(client, deployment, `worker ${process.pid} (WORKER_ROLLOUT=auto)`);
+    if (replaced && strandedRuns > 0) {
+      logger.warn(
+        { buildId: deployment.buildId, replaced, strandedRuns },
+        `the workflow code changed: new runs start on build ${deployment.buildId}; ${strandedRuns} run(s) started on build ${replaced} stay pinned to it and resume only when a worker of that build polls again (npm run deploy -- status)`,
+      );
+    } else if (replaced) {
+      logger.info({ buildId: deployment.buildId, replaced }, `the workflow code changed: build ${deployment.buildId} replaces ${replaced}, which has no open runs`);
+    }
+    return 'current';
+  }
+  const state = await describeOnceKnown(client, deployment.deploymentName);
+  if (state.current === deployment.buildId) return 'current';
+  if (state.ramping?.buildId === deployment.buildId) return `ramping ${state.ramping.percentage}%`;
+  logger.info(
+    { buildId: deployment.buildId, current: state.current },
+    `build ${deployment.buildId} is not current: new runs go to ${state.current ?? 'no build yet'}; roll it out with npm run deploy -- set-current ${deployment.buildId} (or ramp)`,
+  );
+  return `polling only (${versionName(deployment)} is neither current nor ramping)`;
+}
+
+/** The deployment as the server describes it, once it has registered this worker's first poll. */
+async function describeOnceKnown(client: Client, deploymentName: string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await describeDeployment(client, deploymentName);
+    } catch (error) {
+      if (!(error instanceof UnknownDeploymentError) || Date.now() > deadline) throw error;
+      await sleep(250);
+    }
   }
 }
 

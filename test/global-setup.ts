@@ -7,7 +7,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { findFreePort } from '../src/operations/stack/ports.js';
-import { bundleWorkflows } from '../src/platform/temporal/bundle-workflows.js';
+import { writeWorkflowBundles } from '../src/platform/temporal/bundle-workflows.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attributes.js';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../src/platform/temporal/dev-server-settings.js';
 import { BootstrapError, ensureChromium, ensurePromtool, ensureRedisServer, ensureTemporalCli, findNats, findPostgres, oneLine } from '../src/platform/tools/bootstrap.js';
@@ -16,7 +16,12 @@ declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     temporalCli: string;
+    /** The traced workflow bundle (dist/workflow-bundle.traced.js's recipe), with its build ID beside it. */
     workflowBundlePath: string;
+    /** The untraced one (dist/workflow-bundle.js's recipe), beside it. */
+    untracedWorkflowBundlePath: string;
+    /** Both bundles' build ID: the one every test worker of this source polls as. */
+    workflowBuildId: string;
     /** The Chromium the browser test drives, as the bootstrap found or installed it. */
     chromiumPath: string;
     /** The promtool the ops test checks the alert rules with, as the bootstrap found or installed it. */
@@ -91,12 +96,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
       extraArgs: ['--log-level', 'error', ...DEV_SERVER_DYNAMIC_CONFIG],
     },
   });
-  // The traced bundle (dist/workflow-bundle.traced.js's recipe): test workers given TRACE_FILE trace the workflow too.
-  const workflowBundlePath = await bundleWorkflows(path.join(scratch, 'workflow-bundle.js'), { traced: true });
+  // Test workers run the traced bundle, so those given TRACE_FILE trace the workflow too.
+  const bundles = await writeWorkflowBundles(path.join(scratch, 'bundles'));
 
   project.provide('temporalAddress', env.address);
   project.provide('temporalCli', tools.temporalCli);
-  project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('workflowBundlePath', bundles.traced);
+  project.provide('untracedWorkflowBundlePath', bundles.untraced);
+  project.provide('workflowBuildId', bundles.buildId);
   project.provide('chromiumPath', tools.chromiumPath);
   project.provide('promtoolPath', tools.promtoolPath);
   project.provide('redisServerPath', tools.redisServerPath);

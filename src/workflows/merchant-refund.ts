@@ -24,6 +24,9 @@ export const MERCHANT_REFUND_WORKFLOW_PREFIX = 'order-refund-';
  * `order-refund-<orderId>-<refundRequestId>`, so a retried API call attaches to it.
  */
 export async function merchantRefund(request: MerchantRefundRequest): Promise<MerchantRefundResult> {
+  // PINNED, like the saga (the worker's default): it moves money, and its key is derived from this
+  // run's identity and activity ID, so it finishes on the code that started it. It lasts seconds,
+  // so pinning holds an old build's workers no longer than a refund takes.
   const { workflowId, originalExecutionRunId } = workflowInfo();
   return refunds.merchantRefund.executeWithOptions(
     { activityId: ActivityId.merchantRefund, summary: `Stripe + ledger: refund ${request.amount} of order ${request.orderId}` },

@@ -11,6 +11,10 @@ import { PaymentEvents } from './payment-events.js';
 import { SagaProgress } from './saga-progress.js';
 
 /**
+ * PINNED (the worker's default, src/platform/temporal/worker-deployment.ts): a run finishes on the
+ * build that started it, so a change to the saga's commands ships as a new worker build, rolled
+ * out with `npm run deploy` (docs/deploying.md), and never as a patched() branch.
+ *
  * Takes an order through a hold on the customer's card, its stock and the capture: reserves the
  * stock, authorizes the payment (a hold, captured later), captures last and confirms. When a step
  * fails or the workflow is cancelled, compensates newest first: refunds what was captured, voids

@@ -1,6 +1,6 @@
 // The workflows Temporal Schedules start: the retention reaper's sweep and the daily
 // reconciliation, whose report a query answers.
-import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { defineQuery, proxyActivities, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import type { ReconciliationReportSummary, RetentionActivities } from '../operations/retention/activities.js';
 import type { ReapHorizons, ReapReport } from '../operations/retention/reaper.js';
 
@@ -27,6 +27,15 @@ export async function retentionReaper(horizons: ReapHorizons): Promise<ReapRepor
   return reapExpired(horizons);
 }
 
+/**
+ * The scheduled jobs AUTO_UPGRADE: a run started on a build that is being retired moves to the
+ * current one at its next task, so an old build drains without waiting for a 30-minute
+ * reconciliation. That is safe because each job is one activity call and nothing else: the
+ * commands a run has recorded are the same on every build. A change to a job's commands
+ * therefore ships under a new workflow type, never by editing this one in place.
+ */
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, retentionReaper);
+
 /** The daily reconciliation's report: null while the check runs. */
 export const reconciliationReportQuery = defineQuery<ReconciliationReportSummary | null>('reconciliationReport');
 
@@ -40,3 +49,4 @@ export async function dailyReconciliation(): Promise<ReconciliationReportSummary
   report = await reconcileOrders();
   return report;
 }
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, dailyReconciliation);

@@ -16,6 +16,7 @@ import { startTemporalServer, type RunningTemporalServer } from '../../src/opera
 import { startStripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
+import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import { createTestDatabase } from '../support/database.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
 
@@ -96,12 +97,14 @@ beforeAll(async () => {
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   cleanups.push(() => nativeConnection.close());
   const taskQueue = 'order-payments';
+  const deployment = { deploymentName: 'order-payments', buildId: inject('workflowBuildId') };
   const worker = await createOrderWorker({
     connection: nativeConnection,
     namespace: NAMESPACE,
     taskQueue,
     deps: { db: db.pool, stripe },
-    workflowBundlePath: inject('workflowBundlePath'),
+    deployment,
+    workflowBundle: { codePath: inject('workflowBundlePath') },
     shutdownGraceTimeMs: 5_000,
   });
   const running = worker.run();
@@ -118,6 +121,7 @@ beforeAll(async () => {
   const connection = await Connection.connect({ address: server.address });
   cleanups.push(() => connection.close());
   const client = new Client({ connection, namespace: NAMESPACE });
+  await becomeCurrent(client, deployment, 'web-ui test');
   const started = await startOrder(client, taskQueue, order);
   const result = await started.handle.result();
   expect(result.status).toBe('compensated');

@@ -7,6 +7,7 @@ import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import type { FailpointName } from '../../src/platform/failpoint.js';
 import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
+import { workerDeploymentOptions } from '../../src/platform/temporal/worker-deployment.js';
 import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
@@ -73,6 +74,8 @@ async function cancelBeforeRetry(harness: SagaHarness, handle: WorkflowHandle, a
     connection,
     taskQueue: harness.taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
+    // The harness's build: the cancelled run is pinned to it.
+    workerDeploymentOptions: workerDeploymentOptions(harness.deployment),
     sinks: workflowSpanSinks(null),
   });
   const polling = workflowsOnly.run();
@@ -126,7 +129,7 @@ describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed insid
   );
 
   it(
-    'row 21: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
+    'row 25: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
     async () => {
       // The confirmation landed; its attempt will never report. The cancel stops its retry, so the
       // run never hears that the order is confirmed.

@@ -1,4 +1,4 @@
-// Failure-matrix row 20: a run reset to its first workflow task and cancelled at once undoes what
+// Failure-matrix row 24: a run reset to its first workflow task and cancelled at once undoes what
 // the earlier run held and reserved, and leaves a completed order confirmed.
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,7 +37,7 @@ async function resetAndCancelBeforeItRuns(harness: SagaHarness, order: OrderInpu
   return handle;
 }
 
-describe.concurrent('failure matrix row 20: a reset run cancelled before it reaches the earlier run\'s steps', () => {
+describe.concurrent('failure matrix row 24: a reset run cancelled before it reaches the earlier run\'s steps', () => {
   it('the earlier run reserved and held, then its worker died: the reset run, cancelled at once, voids the hold and releases the stock it never took itself', async () => {
     const harness = await startSagaHarness({ worker: false });
     harnesses.push(harness);

@@ -1,8 +1,8 @@
 /**
- * The production build: `npm run build` compiles dist/ and its two workflow bundles, and
- * `NODE_ENV=production npm run worker` (the command the README gives operators, started as the
- * bench starts it) completes a saga on plain node, with no tsx anywhere in its process tree and
- * the worker's memory defaults applied. The launcher's choices (a missing build, the user's own
+ * The production build: `npm run build` compiles dist/, its two workflow bundles and their build
+ * ID, and `NODE_ENV=production sh scripts/run.sh worker` (the documented production start,
+ * started as the bench starts it) is one process, node itself: no npm or shell beside it, no tsx,
+ * the worker's memory defaults applied; once its build is made current it completes a saga. The launcher's choices (a missing build, the user's own
  * settings winning, development on tsx) are checked on a scratch copy of it.
  */
 import { copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -10,10 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startProductionWorker, type ProductionWorker } from '../../bench/production-worker.js';
 import { WorkerFleet, workerCommand } from '../../src/operations/chaos/worker-fleet.js';
 import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
+import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import { startSagaHarness, STRIPE_TEST_KEY, type SagaHarness } from '../support/saga-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -32,7 +33,7 @@ afterAll(async () => {
 });
 
 describe('the production build', () => {
-  it('npm run build writes dist/; NODE_ENV=production npm run worker completes a saga on plain node with the memory defaults, and stops on SIGTERM', async () => {
+  it('npm run build writes dist/; NODE_ENV=production sh scripts/run.sh worker is node alone, with the memory defaults, polls as the build of this source, completes a saga once made current, and stops on SIGTERM', async () => {
     const build = await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, reject: false, all: true });
     expect(build.exitCode, build.all).toBe(0);
     for (const file of ['dist/worker.js', 'dist/api.js', 'dist/outbox-dispatcher.js', 'dist/receipts.js']) {
@@ -48,6 +49,9 @@ describe('the production build', () => {
     expect(untraced).toContain('orderPaymentSaga');
     expect(untraced).not.toMatch(interceptors);
     expect(untraced).not.toContain('@opentelemetry');
+    // The build ID is the workflow code's: the same from dist/ as from the source the tests bundled.
+    const buildId = (await readFile(path.join(ROOT, 'dist', 'workflow-build-id'), 'utf8')).trim();
+    expect(buildId).toBe(inject('workflowBuildId'));
 
     let worker: ProductionWorker | undefined;
     try {
@@ -58,6 +62,10 @@ describe('the production build', () => {
         stripeApiBase: harness.emulator.url,
         stripeSecretKey: STRIPE_TEST_KEY,
       });
+      // Its first line names its build; in production it takes no traffic until that build is made current.
+      expect(worker.output().split('\n')[0]).toContain(`"buildId":"${buildId}"`);
+      expect(worker.output()).toContain(`npm run deploy -- set-current ${buildId}`);
+      await becomeCurrent(harness.client, { deploymentName: harness.taskQueue, buildId }, 'production-build test');
       const order = await harness.newOrder();
       const started = await harness.start(order);
       expect((await started.handle.result()).status).toBe('completed');
@@ -65,8 +73,9 @@ describe('the production build', () => {
 
       const tree = await worker.tree();
       const commands = tree.map((info) => info.cmdline);
-      expect(commands.filter((command) => /tsx/.test(command))).toEqual([]);
-      // npm, then the worker itself: the launcher's shell gave its process to node.
+      // One process, the worker itself: the launcher's shell gave its process to node.
+      expect(commands, commands.join('\n')).toHaveLength(1);
+      expect(commands.filter((command) => /tsx|npm/.test(command))).toEqual([]);
       const node = tree.find((info) => info.cmdline.includes('dist/worker.js'));
       expect(node, commands.join('\n')).toBeDefined();
       expect(node?.cmdline).toMatch(/--max-old-space-size=160 --max-semi-space-size=12 \S*\/dist\/worker\.js$/);
@@ -75,7 +84,7 @@ describe('the production build', () => {
       expect(environ).toContain('NODE_ENV=production');
       expect(worker.output()).toContain('"workflows":"' + path.join(ROOT, 'dist', 'workflow-bundle.js') + '"');
 
-      // SIGTERM to npm, as a supervisor sends it, reaches the worker: a graceful stop, nothing left running.
+      // SIGTERM, as a supervisor sends it, is the worker's: a graceful stop, nothing left running.
       const stopped = await worker.stop();
       expect(stopped).toEqual({ code: 0, signal: null, leftBehind: [] });
       expect(worker.output()).toContain('worker stopped');
@@ -128,6 +137,7 @@ describe('the production build', () => {
         STRIPE_API_BASE: harness.emulator.url,
         TEMPORAL_ADDRESS: harness.temporalAddress,
         TEMPORAL_TASK_QUEUE: harness.taskQueue,
+        WORKER_DEPLOYMENT_NAME: harness.deployment.deploymentName,
         WORKFLOW_BUNDLE_PATH: path.join(ROOT, 'dist', 'workflow-bundle.js'),
         RETENTION_SOAK_HORIZON_SECONDS: '60',
       },

@@ -3,9 +3,8 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { bundleWorkflows } from '../../src/platform/temporal/bundle-workflows.js';
 import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { TraceAttribute, type StoredSpan } from '../../src/platform/telemetry/tracing.js';
 import { runCli } from '../support/run-cli.js';
@@ -173,8 +172,7 @@ describe('worker traces', () => {
     // production worker loads with tracing off.
     const history = await started.handle.fetchHistory();
     expect(JSON.stringify(history)).toContain('_tracer-data');
-    const untraced = await bundleWorkflows(path.join(dir, 'untraced-bundle.js'), { traced: false });
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: untraced }, sinks: workflowSpanSinks(null) }, history, started.workflowId)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('untracedWorkflowBundlePath') }, sinks: workflowSpanSinks(null) }, history, started.workflowId)).resolves.toBeUndefined();
   });
 
   it('a worker bundling its workflows from source traces the workflow too: the whole run is one trace, each activity under the workflow span that started it', async () => {

@@ -1,15 +1,12 @@
 // Proves turning tracing on cannot break a run in flight: every recorded history replays with the
 // OpenTelemetry workflow interceptors, from source and from the traced prebundled file, exporting
 // nothing; and on the untraced prebundled file.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { Resource } from '@opentelemetry/resources';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { bundleWorkflows } from '../../src/platform/temporal/bundle-workflows.js';
 import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { loadRecordedHistories } from '../support/recorded-histories.js';
 
@@ -58,15 +55,10 @@ describe('recorded histories replay on a tracing worker', () => {
 
   it('every recorded history replays on the untraced prebundled file (dist/workflow-bundle.js: a production worker with tracing off), which carries no OpenTelemetry', async () => {
     const { names, fixtures } = await loadFixtures();
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'untraced-bundle-'));
-    try {
-      const codePath = await bundleWorkflows(path.join(dir, 'workflow-bundle.js'), { traced: false });
-      expect(await readFile(codePath, 'utf8')).not.toContain('@opentelemetry');
-      const results = await replayAll({ workflowBundle: { codePath }, sinks: workflowSpanSinks(null) }, fixtures);
-      expect(results).toEqual(Object.fromEntries(names.map((name) => [name, 'ok'])));
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    const codePath = inject('untracedWorkflowBundlePath');
+    expect(await readFile(codePath, 'utf8')).not.toContain('@opentelemetry');
+    const results = await replayAll({ workflowBundle: { codePath }, sinks: workflowSpanSinks(null) }, fixtures);
+    expect(results).toEqual(Object.fromEntries(names.map((name) => [name, 'ok'])));
   }, 180_000);
 
   it('every recorded history replays on the traced prebundled file (dist/workflow-bundle.traced.js), with the sinks a prebundled worker registers', async () => {

@@ -13,6 +13,8 @@ import { startOrder, type StartedOrder } from '../../src/saga-client/start-order
 import { startStripeEmulator, type RequestLogLine, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../src/money/stripe/client.js';
 import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
+import type { WorkerDeployment } from '../../src/platform/temporal/worker-deployment.js';
+import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
@@ -26,6 +28,8 @@ export interface SagaHarness {
   stripe: Stripe;
   client: Client;
   taskQueue: string;
+  /** The worker deployment version this file's workers poll as (its own deployment, this source's build). */
+  deployment: WorkerDeployment;
   temporalAddress: string;
   /** A valid order with a fresh ID and a SKU stocked for it. */
   newOrder(overrides?: Partial<OrderInput>): Promise<OrderInput>;
@@ -62,6 +66,8 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
   const client = new Client({ connection, namespace: 'default' });
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   const taskQueue = `test-${randomUUID()}`;
+  // A deployment per file: a file that rolls builds out (test/integration/rollout.test.ts) moves no one else's runs.
+  const deployment: WorkerDeployment = { deploymentName: taskQueue, buildId: inject('workflowBuildId') };
   let worker: { instance: Worker; running: Promise<void> } | null = null;
 
   const harness: SagaHarness = {
@@ -71,6 +77,7 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
     stripe,
     client,
     taskQueue,
+    deployment,
     temporalAddress,
     async newOrder(overrides = {}) {
       const orderId = `T-${randomUUID().slice(0, 13)}`;
@@ -103,10 +110,13 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
         taskQueue,
         // The worker's own login (migration 017): the activities run with the worker's grants only.
         deps: { db: db.servicePool('worker'), stripe, ...options.deps },
-        workflowBundlePath: inject('workflowBundlePath'),
+        deployment,
+        workflowBundle: { codePath: inject('workflowBundlePath') },
         shutdownGraceTimeMs: 5_000,
       });
       worker = { instance, running: instance.run() };
+      // As a development worker does (WORKER_ROLLOUT=auto): its build becomes current once it polls.
+      await becomeCurrent(client, deployment, 'test harness');
     },
     async stopWorker() {
       if (!worker) return;

@@ -58,6 +58,8 @@ export async function startWorkerProcess(
     TEMPORAL_ADDRESS: harness.temporalAddress,
     TEMPORAL_NAMESPACE: 'default',
     TEMPORAL_TASK_QUEUE: harness.taskQueue,
+    WORKER_DEPLOYMENT_NAME: harness.deployment.deploymentName,
+    WORKER_ROLLOUT: 'auto',
     // The bundle the run's global setup made from the same source: the worker skips a webpack
     // build of its own, as a production worker does.
     WORKFLOW_BUNDLE_PATH: inject('workflowBundlePath'),

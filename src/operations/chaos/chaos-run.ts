@@ -14,7 +14,7 @@ import { checkInvariants, type Violation } from '../reconcile/invariant-checker.
 import { startOrder } from '../../saga-client/start-order.js';
 import { seededRandom, startStripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../../money/stripe/client.js';
-import { bundleWorkflows } from '../../platform/temporal/bundle-workflows.js';
+import { writeWorkflowBundles } from '../../platform/temporal/bundle-workflows.js';
 import { untilActivityPending } from '../../platform/temporal/pending-activity.js';
 import { terminateOneWorkerBackend } from './backend-terminator.js';
 import { startDevServer } from './dev-server.js';
@@ -145,7 +145,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       startStripeEmulator({ port: 0 }).then((value) => (cleanups.push(() => value.close()), value)),
     ]);
     // The bundle a production worker loads with tracing off, as the fleet's workers run untraced.
-    const bundlePath = options.workflowBundlePath ?? (await bundleWorkflows(path.join(logDir, 'workflow-bundle.js'), { traced: false }));
+    const bundlePath = options.workflowBundlePath ?? (await writeWorkflowBundles(path.join(logDir, 'workflow-bundles'))).untraced;
 
     const mix = buildOrderMix(options.orders, tag, randomFor(1));
     for (const { sku, available } of mix.stock) await setStock(db.pool, sku, available);
@@ -164,6 +164,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         TEMPORAL_NAMESPACE: NAMESPACE,
         TEMPORAL_TASK_QUEUE: taskQueue,
         WORKFLOW_BUNDLE_PATH: bundlePath,
+        // Every worker of the fleet is one build of the run's own deployment, current from its first start.
+        WORKER_DEPLOYMENT_NAME: taskQueue,
+        WORKER_ROLLOUT: 'auto',
         LOG_LEVEL: 'info',
         ...options.workerEnv,
       },

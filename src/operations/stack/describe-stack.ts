@@ -64,6 +64,7 @@ export function describeStack(state: StackState, details?: StackDetails, options
     `  API               ${state.apiUrl}  (POST /webhooks/stripe, the emulator's webhook endpoint; GET /healthz)`,
     `  NATS JetStream    ${state.natsUrl}  (${NATS_NOTES[state.nats]}; stream ${state.outboxStream}, subjects ${state.outboxSubjectPrefix}.>)`,
     `  Message services  outbox dispatcher (pid ${state.services.outboxDispatcher}), receipts consumer (pid ${state.services.receipts})`,
+    '  Worker builds     npm run deploy -- status  (each workflow-code change is a new build; the worker makes its own current on start)',
   ];
   if (state.natsSeedFiles) {
     lines.push(`  NATS keys         NATS_NKEY_SEED_FILE=${state.natsSeedFiles.outboxDispatcher} (dispatcher), ${state.natsSeedFiles.receipts} (receipts); no key, no entry`);

@@ -11,4 +11,13 @@
  * cluster spreads workflows over many shards, each with its own reader; letting the one shard
  * load as often as tasks arrive makes the dev server's latency that of the work, not of the tick.
  */
-export const DEV_SERVER_DYNAMIC_CONFIG: readonly string[] = ['--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000'];
+export const DEV_SERVER_DYNAMIC_CONFIG: readonly string[] = [
+  '--dynamic-config-value',
+  'history.transferProcessorMaxPollRPS=1000',
+  // A retired worker build's drainage (npm run deploy -- drained) is rechecked every second, and
+  // trusts visibility after 5 s, instead of after 3 minutes each: one SQLite server has no lag to allow for.
+  '--dynamic-config-value',
+  'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
+  '--dynamic-config-value',
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod="5s"',
+];

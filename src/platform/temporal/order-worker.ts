@@ -9,6 +9,7 @@ import type { WorkflowInfo } from '@temporalio/workflow';
 import { activityTracing } from '../telemetry/activity-tracing.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import { heartbeatWhileRunning } from './heartbeat-interceptor.js';
+import { workerDeploymentOptions, type WorkerDeployment } from './worker-deployment.js';
 
 /**
  * Sibling modules named by path (for the bundler) end as this file does: .ts under tsx in src/,
@@ -54,8 +55,16 @@ export interface OrderWorkerOptions {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
-  /** Path of a bundle from `npm run build:workflows` (bundle-workflows.ts). Unset: bundle from source at start. */
-  workflowBundlePath?: string | undefined;
+  /**
+   * The deployment version this worker polls as: its workflows run PINNED to it (worker-deployment.ts).
+   * Its build ID must be the one of the workflow code below (loadWorkflowCode gives both).
+   */
+  deployment: WorkerDeployment;
+  /**
+   * The workflow code: a prebundled file (`npm run build:workflows`) or a bundle made in memory
+   * (bundle-workflows.ts, loadWorkflowCode). Unset: bundled from source at start.
+   */
+  workflowBundle?: { codePath: string } | { code: string } | undefined;
   /** Activities run at once. Default ORDER_WORKER_TUNING's. */
   maxConcurrentActivityTaskExecutions?: number;
   /**
@@ -100,8 +109,9 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(options.workflowBundlePath
-      ? { workflowBundle: { codePath: options.workflowBundlePath } }
+    workerDeploymentOptions: workerDeploymentOptions(options.deployment),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
       : {
           workflowsPath: WORKFLOWS_PATH,
           bundlerOptions: { preloadModules: PRELOADED_WORKFLOW_MODULES },
@@ -109,10 +119,10 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
     activities: createActivities(options.deps),
     interceptors: {
       activity: [...(options.tracing ? activityTracing : []), heartbeatWhileRunning],
-      ...(options.tracing && !options.workflowBundlePath && { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
+      ...(options.tracing && !options.workflowBundle && { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
     },
     // A prebundled file may carry the workflow interceptors (the traced one), so it always gets their sink.
-    ...((options.tracing || options.workflowBundlePath) && { sinks: workflowSpanSinks(options.tracing ?? null) }),
+    ...((options.tracing || options.workflowBundle) && { sinks: workflowSpanSinks(options.tracing ?? null) }),
     ...ORDER_WORKER_TUNING,
     ...(options.maxConcurrentActivityTaskExecutions !== undefined && {
       maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions,
