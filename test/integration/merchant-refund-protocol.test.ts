@@ -16,7 +16,6 @@ import { merchantRefundWorkflowId } from '../../src/api/orders/create-refund.js'
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { FailureType } from '../../src/domain/failures.js';
 import { announceMerchantRefund, announceOrderPaid, OutboxContractPendingError } from '../../src/messaging/outbox/order-events.js';
-import { recordOrder } from '../../src/orders/orders.js';
 import { migrate, MIGRATIONS_DIR } from '../../src/platform/db/migrate.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import type { merchantRefund } from '../../src/workflows/merchant-refund.js';
@@ -210,10 +209,11 @@ describe('between migrations 014 and 015: the outbox still has outbox_one_event_
     try {
       await migrate(db.pool, MIGRATIONS_DIR, { through: '014_outbox_event_key.sql' });
       const orderId = `M-${randomUUID().slice(0, 13)}`;
-      await recordOrder(
-        db.pool,
-        { orderId, tenantId: 'default', customerId: 'cust-1', amount: 2500, currency: 'usd', paymentMethod: 'pm_card_visa', sku: 'sku-1', quantity: 1 },
-        `order-payment-${orderId}`,
+      // The order as a worker of that time recorded it (no tenant yet: that is migration 016).
+      await db.pool.query(
+        `insert into orders (order_id, customer_id, amount_minor, currency, sku, quantity, request_hash, workflow_id)
+         values ($1, 'cust-1', 2500, 'usd', 'sku-1', 1, 'h', $2)`,
+        [orderId, `order-payment-${orderId}`],
       );
       // What a worker from before this change writes: its conflict target needs the old index.
       const oldWorkerInsert = `insert into outbox (event_type, order_id, payload) values ('order.failed', $1, '{}'::jsonb) on conflict (order_id, event_type) do nothing`;

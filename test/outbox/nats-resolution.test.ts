@@ -23,6 +23,8 @@ describe('finding NATS', () => {
       stream: 'ORDERS',
       subjectPrefix: 'orders',
       duplicateWindowMs: 120_000,
+      seedFile: null,
+      tlsCaFile: null,
     });
     expect(loadNatsSettings({ NATS_URL: 'nats://10.0.0.1:4333', OUTBOX_DUPLICATE_WINDOW_MS: '5000' })).toMatchObject({
       url: 'nats://10.0.0.1:4333',

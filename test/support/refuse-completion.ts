@@ -12,6 +12,8 @@ import type { Queryable } from '../../src/platform/db/queryable.js';
 export async function refuseCompletion(db: Queryable, options: { orderId?: string } = {}): Promise<void> {
   await db.query(`
     create table if not exists refused_completions (order_id text primary key);
+    -- The trigger runs as whoever updates the order: the worker's login (migration 017).
+    grant select on refused_completions to order_payments_worker;
     create or replace function refuse_completion() returns trigger language plpgsql as $$
     begin
       if exists (select 1 from refused_completions where order_id in (new.order_id, '*')) then return null; end if;
