@@ -13,7 +13,7 @@ import { SagaProgress } from './saga-progress.js';
 /**
  * PINNED (the worker's default, src/platform/temporal/worker-deployment.ts): a run finishes on the
  * build that started it, so a change to the saga's commands ships as a new worker build, rolled
- * out with `npm run deploy` (docs/deploying.md), and never as a patched() branch.
+ * out with `npm run deploy` (docs/deploying.md), and never as a patch branch in the workflow code.
  *
  * Takes an order through a hold on the customer's card, its stock and the capture: reserves the
  * stock, authorizes the payment (a hold, captured later), captures last and confirms. When a step

@@ -50,7 +50,7 @@ describe('failure matrix row 13: recorded histories replay without nondeterminis
     expect(ends).toEqual(PATHS);
   });
 
-  it('row 13: no recorded history carries a patch marker: saga changes ship as new worker builds, not patched() branches', async () => {
+  it('row 13: no recorded history carries a patch marker: saga changes ship as new worker builds, not patch branches', async () => {
     const markers: Record<string, string[]> = {};
     for (const name of PATH_NAMES) {
       markers[name] = (await readHistoryJson(name)).events.flatMap((event) => {

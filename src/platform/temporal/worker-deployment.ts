@@ -70,7 +70,7 @@ export function workflowBuildIdOf(untracedBundleCode: string, root: string = PRO
 /**
  * The worker options of a deployment version. Workflows are PINNED unless they say otherwise
  * (src/workflows/): a run finishes on the build that started it, so a change to the saga's
- * commands ships as a new build instead of a patched() branch.
+ * commands ships as a new build instead of a patch branch in the workflow code.
  */
 export function workerDeploymentOptions(deployment: WorkerDeployment): WorkerDeploymentOptions {
   return { version: deployment, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' };
