@@ -13,7 +13,8 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -389,8 +390,9 @@ async function main(): Promise<void> {
     .option('--no-build', 'reuse dist/ instead of running npm run build')
     .option('--only <variant>', 'measure only tuned or untuned')
     .option('--env <KEY=VALUE>', "more environment for the tuned worker, to try other settings (NODE_OPTIONS='--max-semi-space-size=8'); repeatable", collect, [])
+    .option('--write', 'also write bench/results/production-worker-<date>-<commit>.json', false)
     .parse()
-    .opts<{ count: number; rounds: number; warmUp: number; build: boolean; only?: ProductionWorkerVariant; env: string[] }>();
+    .opts<{ count: number; rounds: number; warmUp: number; build: boolean; only?: ProductionWorkerVariant; env: string[]; write: boolean }>();
   const extra = Object.fromEntries(flags.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
   const say = (line: string) => process.stderr.write(`production-worker: ${line}\n`);
   const { ensureTemporalCli } = await import('../src/platform/tools/bootstrap.js');
@@ -409,6 +411,7 @@ async function main(): Promise<void> {
     startStripeEmulator({ port: 0 }),
   ]);
   try {
+    const startedAt = new Date().toISOString();
     const results = await compareProductionWorkers({
       variants: (['untuned', 'tuned'] as const).filter((each) => flags.only === undefined || each === flags.only),
       rounds: flags.rounds,
@@ -427,9 +430,19 @@ async function main(): Promise<void> {
           `round ${round + 1}: ${result.command}: ${result.completed}/${result.started} completed, peak ${result.peakRssMb} MB RSS (idle ${result.idleRssMb}), ${result.cpuMsPerOrder} ms CPU per order`,
         ),
     });
-    if (results.tuned && results.untuned) {
-      const ratio = medianCpuRatio(results.tuned, results.untuned);
-      say(`tuned over untuned CPU per order: median ${(ratio.median * 100).toFixed(1)}% (rounds ${ratio.rounds.map((each) => (each * 100).toFixed(0)).join('/')})`);
+    const ratio = results.tuned && results.untuned ? medianCpuRatio(results.tuned, results.untuned) : null;
+    if (ratio) say(`tuned over untuned CPU per order: median ${(ratio.median * 100).toFixed(1)}% (rounds ${ratio.rounds.map((each) => (each * 100).toFixed(0)).join('/')})`);
+    for (const [variant, rounds] of Object.entries(results)) {
+      say(`${variant}: peak ${Math.max(...rounds.map((each) => each.peakRssMb))} MB RSS over ${rounds.length} round(s) (${rounds[0]?.command ?? ''})`);
+    }
+    if (flags.write) {
+      const { checkoutCommit } = await import('../src/platform/build-info.js');
+      const commit = checkoutCommit() ?? 'unknown';
+      const file = path.join(ROOT, 'bench', 'results', `production-worker-${startedAt.slice(0, 10)}-${commit}.json`);
+      const machine = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', memoryGiB: Math.round(os.totalmem() / 1024 ** 3), node: process.version };
+      const record = { startedAt, commit, machine, count: flags.count, warmUp: flags.warmUp, medianCpuRatio: ratio, results };
+      await writeFile(file, `${JSON.stringify(record, null, 2)}\n`);
+      say(`wrote ${path.relative(ROOT, file)}`);
     }
     console.log(JSON.stringify(results, null, 2));
   } finally {

@@ -47,9 +47,23 @@ export function explicitBinary(tool: DebianTool, env: NodeJS.ProcessEnv): string
   return explicit;
 }
 
-/** `apt-get` as Debian's archive is used unattended. */
+/** How long an install waits for another apt-get to release dpkg's lock. */
+const APT_LOCK_TIMEOUT_SECONDS = 300;
+
+/** apt's own last error line (E: ...) when it printed one, else the command's one-line failure. */
+function aptFailure(error: unknown): string {
+  const stderr = typeof error === 'object' && error !== null && 'stderr' in error ? String((error as { stderr: unknown }).stderr) : '';
+  const aptError = stderr.split('\n').filter((line) => line.startsWith('E:')).at(-1);
+  if (aptError) return aptError;
+  return error instanceof Error ? (error.message.split('\n')[0] ?? error.message) : String(error);
+}
+
+/**
+ * `apt-get` as Debian's archive is used unattended. Another apt-get (a second test run, unattended
+ * upgrades) may hold dpkg's lock for a while: wait for it rather than fail with apt's exit code 100.
+ */
 export const runAptGet: AptGet = async (args) => {
-  await execa('apt-get', args, { env: { DEBIAN_FRONTEND: 'noninteractive' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  await execa('apt-get', ['-o', `DPkg::Lock::Timeout=${APT_LOCK_TIMEOUT_SECONDS}`, ...args], { env: { DEBIAN_FRONTEND: 'noninteractive' }, stdio: ['ignore', 'pipe', 'pipe'] });
 };
 
 /**
@@ -70,7 +84,7 @@ export async function installFromDebian(tool: DebianTool, systemPaths: string[],
     await run(['update', '-qq']);
     await run(['install', '-y', '-qq', ...packageArgs]);
   } catch (error) {
-    const why = error instanceof Error ? error.message.split('\n')[0] : String(error);
+    const why = aptFailure(error);
     throw new BootstrapError(`could not install Debian's ${tool.debianPackage} (${why}): run '${installCommand}', or set ${tool.envVar}`);
   }
   const installed = systemPaths.find(isExecutable);
