@@ -91,26 +91,52 @@ async function routingSettled(client: Client, deploymentName: string, timeoutMs 
   }
 }
 
+/** gRPC codes of a routing change the server could not apply just now, and will on a retry. */
+const TRANSIENT_CODES = new Set([8 /* RESOURCE_EXHAUSTED */, 10 /* ABORTED */, 14 /* UNAVAILABLE */]);
+const ROUTING_CHANGE_ATTEMPTS = 10;
+
+/**
+ * The server applies a routing change through its deployment's own internal workflow, which
+ * refuses updates for a moment while it closes a run and continues as new ("workflow is
+ * closing", RESOURCE_EXHAUSTED). Setting the same version and percentage again is idempotent,
+ * so such a refusal is retried; any other error is not.
+ */
+async function retryTransient<T>(change: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await change();
+    } catch (error) {
+      const transient = TRANSIENT_CODES.has((error as { code?: unknown }).code as number);
+      if (!transient || attempt >= ROUTING_CHANGE_ATTEMPTS) throw error;
+      await sleep(Math.min(200 * 2 ** (attempt - 1), 2_000));
+    }
+  }
+}
+
 /** Makes the build the current version: every new run starts on it (a ramp, if any, is cleared). */
 export async function setCurrentVersion(client: Client, version: WorkerDeployment, identity: string): Promise<void> {
-  await client.workflowService.setWorkerDeploymentCurrentVersion({
-    namespace: client.options.namespace,
-    deploymentName: version.deploymentName,
-    buildId: version.buildId,
-    identity,
-  });
+  await retryTransient(() =>
+    client.workflowService.setWorkerDeploymentCurrentVersion({
+      namespace: client.options.namespace,
+      deploymentName: version.deploymentName,
+      buildId: version.buildId,
+      identity,
+    }),
+  );
   await routingSettled(client, version.deploymentName);
 }
 
 /** Sends `percentage` of new runs to the build, the rest to the current version; 0 ends the ramp. */
 export async function setRampingVersion(client: Client, version: WorkerDeployment, percentage: number, identity: string): Promise<void> {
-  await client.workflowService.setWorkerDeploymentRampingVersion({
-    namespace: client.options.namespace,
-    deploymentName: version.deploymentName,
-    buildId: percentage === 0 ? '' : version.buildId,
-    percentage,
-    identity,
-  });
+  await retryTransient(() =>
+    client.workflowService.setWorkerDeploymentRampingVersion({
+      namespace: client.options.namespace,
+      deploymentName: version.deploymentName,
+      buildId: percentage === 0 ? '' : version.buildId,
+      percentage,
+      identity,
+    }),
+  );
   await routingSettled(client, version.deploymentName);
 }
 
