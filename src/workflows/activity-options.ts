@@ -54,9 +54,9 @@ export const PAYMENT_ACTIVITY_OPTIONS: ActivityOptions = {
 };
 
 /**
- * The capture. Its attempts are not bounded here but by the hold itself: the saga races the
- * capture against a durable timer set to the hold's `capture_before` less a margin, and voids the
- * hold when the timer wins. Giving up sooner would void an order whose money is still there.
+ * The capture. Its attempts are not bounded here but by the hold itself: each attempt checks the
+ * hold's `capture_before` less a margin before it calls Stripe, and past it fails for good, so the
+ * saga voids the hold. Giving up sooner would void an order whose money is still there.
  */
 export const CAPTURE_ACTIVITY_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '60s',

@@ -266,42 +266,17 @@ async function undo(compensations: Compensations, saga: SagaContext['saga'], ord
 }
 
 /**
- * Captures before the hold lapses. The capture retries for as long as it takes, raced against a
- * durable timer set to the hold's capture deadline (`capture_before` less the worker's margin):
- * if the timer wins, the capture is cancelled, and once its last attempt has ended (the activity
- * waits for it), the saga voids the hold and compensates with AuthorizationExpired. A capture
- * that lands in that last attempt is kept: the money is there, and the order completes.
+ * Captures before the hold lapses, with no timer of its own: every attempt of the capture checks
+ * the hold's capture deadline (`capture_before` less the worker's margin) before it calls Stripe,
+ * and past it fails with AuthorizationExpired, so the saga voids the hold and compensates. The
+ * capture retries for as long as it takes until then; an attempt that began before the deadline
+ * and captures is kept: the money is there, and the order completes.
  */
 async function captureBeforeDeadline(hold: HeldPayment, run: () => Promise<Capture>): Promise<Capture> {
-  const remainingMs = hold.captureWithinMs;
-  if (remainingMs <= 0) {
+  if (hold.captureWithinMs <= 0) {
     throw ApplicationFailure.nonRetryable(`hold ${hold.paymentIntentId} reached its capture deadline before the capture began`, FailureType.AuthorizationExpired);
   }
-  const attempt = new CancellationScope();
-  const capturing = attempt.run(run);
-  let ended = false;
-  void capturing.then(
-    () => (ended = true),
-    () => (ended = true),
-  );
-  // Not cancellable itself: a cancelled workflow still waits here for its capture to end.
-  const beforeDeadline = await CancellationScope.nonCancellable(() =>
-    condition(() => ended, remainingMs, { summary: `Capture deadline of hold ${hold.paymentIntentId}: capture_before less the margin` }),
-  );
-  if (!beforeDeadline) {
-    log.warn('the hold reached its capture deadline; stopping the capture', { paymentIntentId: hold.paymentIntentId });
-    attempt.cancel();
-  }
-  try {
-    return await capturing;
-  } catch (error) {
-    if (beforeDeadline) throw error;
-    throw ApplicationFailure.nonRetryable(
-      `hold ${hold.paymentIntentId} reached its capture deadline (capture_before ${hold.captureBefore} less the margin) before it could be captured: ${describeFailure(error)}`,
-      FailureType.AuthorizationExpired,
-      { paymentIntentId: hold.paymentIntentId },
-    );
-  }
+  return run();
 }
 
 /**

@@ -13,7 +13,7 @@ import { endingOf } from '../support/workflow-ending.js';
 /*
  * A completed order: three workflow tasks (the start, after the hold, after the capture), the two
  * Stripe activities, the record-and-reserve and the confirmation as local-activity markers, the
- * hold and the end as search-attribute upserts, and the capture's deadline timer.
+ * hold and the end as search-attribute upserts; no timer (the capture checks its deadline itself).
  */
 let harness: SagaHarness;
 
@@ -41,7 +41,7 @@ describe('what one order costs the Temporal server, per saga path', () => {
   it('a completed order', async () => {
     const started = await harness.start(await harness.newOrder());
     expect(await started.handle.result()).toMatchObject({ status: 'completed' });
-    expect(await costOf(started)).toEqual({ events: 23, workflowTasks: 3, activityTasks: 2, localActivities: 2, searchAttributeUpserts: 2, timers: 1 });
+    expect(await costOf(started)).toEqual({ events: 21, workflowTasks: 3, activityTasks: 2, localActivities: 2, searchAttributeUpserts: 2, timers: 0 });
   });
 
   it('a completed order whose checkout was answered in one call (Update-with-Start)', async () => {
@@ -49,7 +49,7 @@ describe('what one order costs the Temporal server, per saga path', () => {
     const answered = await startOrderForPaymentOutcome(harness.client, harness.taskQueue, order, { updateId: randomUUID(), waitMs: 30_000 });
     expect(answered.payment).toMatchObject({ status: 'authorized' });
     expect(await answered.handle.result()).toMatchObject({ status: 'completed' });
-    expect(await costOf(answered)).toEqual({ events: 25, workflowTasks: 3, activityTasks: 2, localActivities: 2, searchAttributeUpserts: 2, timers: 1 });
+    expect(await costOf(answered)).toEqual({ events: 23, workflowTasks: 3, activityTasks: 2, localActivities: 2, searchAttributeUpserts: 2, timers: 0 });
   });
 
   it('a declined card', async () => {
@@ -71,6 +71,6 @@ describe('what one order costs the Temporal server, per saga path', () => {
 
   it('an order cancelled after the capture (while Stripe captures)', async () => {
     const started = await cancelWhileStripeWorks(await harness.newOrder(), '/v1/payment_intents/:id/capture');
-    expect(await costOf(started)).toEqual({ events: 43, workflowTasks: 6, activityTasks: 4, localActivities: 4, searchAttributeUpserts: 3, timers: 1 });
+    expect(await costOf(started)).toEqual({ events: 41, workflowTasks: 6, activityTasks: 4, localActivities: 4, searchAttributeUpserts: 3, timers: 0 });
   });
 });
