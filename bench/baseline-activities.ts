@@ -1,6 +1,6 @@
 // The benchmark baseline's activities: the saga's forward steps with their signatures and no I/O,
 // so they cost only what Temporal and the worker charge per activity.
-import type { AuthorizePaymentInput, Capture, CapturePaymentInput, HeldPayment, RecordOrderInput, ReserveStockInput } from '../src/activities/types.js';
+import type { AuthorizePaymentInput, Capture, CapturePaymentInput, HeldPayment, RecordAndReserveInput, RecordOrderInput, ReserveStockInput } from '../src/activities/types.js';
 
 /**
  * The saga's forward activities with their signatures and no I/O: the baseline workflow's
@@ -12,6 +12,10 @@ export function createBaselineActivities() {
       return Promise.resolve();
     },
     reserveStock(_input: ReserveStockInput): Promise<{ replayed: boolean }> {
+      return Promise.resolve({ replayed: false });
+    },
+    /** The new shape's first step, run as a local activity. */
+    recordOrderAndReserveStock(_input: RecordAndReserveInput): Promise<{ replayed: boolean }> {
       return Promise.resolve({ replayed: false });
     },
     authorizePayment(input: AuthorizePaymentInput): Promise<HeldPayment> {

@@ -15,7 +15,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { execa } from 'execa';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../src/operations/chaos/throwaway-database.js';
 import { startDevServer, type DevServer } from '../src/operations/chaos/dev-server.js';
-import { workflowIdForOrder, type OrderInput } from '../src/domain/order-input.js';
+import type { OrderInput } from '../src/domain/order-input.js';
 import type { OrderResult } from '../src/domain/order-result.js';
 import { findFreePort } from '../src/operations/stack/ports.js';
 import { startStripeEmulator } from '@order-payments/stripe-emulator';
@@ -34,6 +34,7 @@ import { measurePaymentOutcome, PAYMENT_OUTCOME_TENANT } from './payment-outcome
 import { proveReplayCost } from './replay-proof.js';
 import { fixed, markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type Workload } from './report.js';
 import { benchWorkerPids, startBenchWorker, type BenchWorker } from './worker-child.js';
+import { measurePathCosts, measureWorkloadCosts, roundTripsReport, roundTripTargets, throughputRatios, WORKFLOW_TYPE, workflowIdOf, WORKLOADS, type RoundTrips } from './round-trips.js';
 import { combineCpu, cpuBetween, snapshotCpu, type CpuBreakdown } from './machine-cpu.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -42,6 +43,10 @@ const STRIPE_KEY = 'sk_test_order_payments_bench';
 const SKUS = 64;
 const POOL_SIZE = 10;
 const MB = 1024 * 1024;
+/** The one-call checkout's paced load, all clients together (the issue's figure). */
+const CHECKOUT_RATE = 4;
+/** Orders of each workload whose histories are read from the level at 64. */
+const HISTORY_SAMPLE = 20;
 
 const program = new Command('bench')
   .description('Measure the saga against a no-op baseline, the ledger, replays and worker memory; write bench/results/<date>-<sha>.json.')
@@ -102,7 +107,7 @@ async function main(): Promise<void> {
 
     const tag = randomBytes(3).toString('hex');
     const workerEnv = (workload: Workload, bundle: string): Record<string, string> => ({
-      BENCH_WORKER_MODE: workload,
+      BENCH_WORKER_MODE: workload === 'saga' ? 'saga' : 'baseline',
       BENCH_WORKFLOW_BUNDLE: bundle,
       TEMPORAL_ADDRESS: server.address,
       TEMPORAL_TASK_QUEUE: `bench-${workload}-${tag}`,
@@ -116,36 +121,55 @@ async function main(): Promise<void> {
     if (flags.cpuProf) await mkdir(profileDir, { recursive: true });
     const workers: Record<Workload, BenchWorker> = {
       baseline: await startBenchWorker(workerEnv('baseline', baselineBundle)),
+      'baseline-new': await startBenchWorker(workerEnv('baseline-new', baselineBundle)),
       saga: await startBenchWorker(workerEnv('saga', sagaBundle), flags.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
     };
-    cleanups.push(() => workers.baseline.stop(), () => workers.saga.stop());
+    cleanups.push(() => workers.baseline.stop(), () => workers['baseline-new'].stop(), () => workers.saga.stop());
 
     const run = (workload: Workload, label: string) => orderRunner(server.client, workload, `bench-${workload}-${tag}`, `${label}-${tag}`);
     say(`warming up (${plan.warmupOrders} orders each)`);
-    for (const workload of ['baseline', 'saga'] as const) {
+    for (const workload of WORKLOADS) {
       await runClosedLoop({ concurrency: 16, total: plan.warmupOrders, runOne: run(workload, `warm-${workload}`) });
     }
 
     const levels: LevelResult[] = [];
+    const sampledOrderIds: Record<Workload, string[]> = { baseline: [], 'baseline-new': [], saga: [] };
     for (const { concurrency, orders } of plan.levels) {
-      // The two workloads take turns in rounds, each going first every other round, so a change
-      // in the machine's load during the level falls on both alike.
+      // The workloads take turns in rounds, a different one going first each round, so a change
+      // in the machine's load during the level falls on all alike.
       const chunk = Math.ceil(orders / plan.rounds);
-      const samples: Record<Workload, LevelSample[]> = { baseline: [], saga: [] };
+      const samples: Record<Workload, LevelSample[]> = { baseline: [], 'baseline-new': [], saga: [] };
       for (let round = 0; round < plan.rounds; round++) {
-        const turn: Workload[] = round % 2 === 0 ? ['baseline', 'saga'] : ['saga', 'baseline'];
+        const turn: Workload[] = WORKLOADS.map((_, index) => WORKLOADS[(index + round) % WORKLOADS.length] as Workload);
         for (const workload of turn) {
+          if (concurrency === 64 && round === 0) {
+            sampledOrderIds[workload] = Array.from({ length: Math.min(chunk, HISTORY_SAMPLE) }, (_, index) => `${workload}-c${concurrency}-r${round}-${tag}-${index}`);
+          }
           const label = `${workload}-c${concurrency}-r${round}`;
           samples[workload].push(
             await measureLevel(db, workers[workload], () => runClosedLoop({ concurrency, total: chunk, runOne: run(workload, label) })),
           );
         }
       }
-      for (const workload of ['baseline', 'saga'] as const) {
+      for (const workload of WORKLOADS) {
         const level = combine(samples[workload]);
         levels.push({ workload, concurrency, ...level });
         say(`${workload} at concurrency ${concurrency}: ${level.ordersPerSecond.toFixed(1)} orders/s, p50 ${level.latencyMs.p50.toFixed(0)} ms, p99 ${level.latencyMs.p99.toFixed(0)} ms`);
       }
+    }
+
+    say('what one order costs the Temporal server: one order of each saga path, and the histories of the level at 64');
+    const roundTrips: RoundTrips = {
+      paths: await measurePathCosts({ client: server.client, taskQueue: `bench-saga-${tag}`, emulator, label: `paths-${tag}`, sku: 'bench-sku-0' }),
+      workloads: await measureWorkloadCosts(server.client, sampledOrderIds, HISTORY_SAMPLE),
+      ratios: throughputRatios(levels),
+    };
+    for (const [name, cost] of Object.entries(roundTrips.paths)) {
+      say(`  ${name}: ${cost.events} events, ${cost.workflowTasks} workflow tasks, ${cost.activityTasks} activity tasks, ${cost.localActivities} local activities, ${cost.searchAttributeUpserts} upserts, ${cost.timers} timers`);
+    }
+    for (const workload of WORKLOADS) {
+      const cost = roundTrips.workloads[workload];
+      say(`  ${workload} per order: ${cost.events} events, ${cost.workflowTasks} workflow tasks, ${cost.activityTasks} activity tasks, ${cost.searchAttributeUpserts} upserts`);
     }
 
     say(`scale out: the saga at ${plan.scaleOut.concurrency} on one worker process against two on one task queue`);
@@ -184,9 +208,8 @@ async function main(): Promise<void> {
     });
     say(`  off ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s, on ${telemetry.on.ordersPerSecond.toFixed(1)} orders/s (${(telemetry.onOverOff * 100).toFixed(1)}%, median of rounds ${telemetry.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join("/")})`);
 
-    // The paced clients offer half of what the saga itself sustained at 16 in this run.
-    const sagaAt16 = levels.find((level) => level.workload === 'saga' && level.concurrency === 16);
-    const offeredPerSecond = (sagaAt16?.ordersPerSecond ?? 10) / 2;
+    // The paced clients offer a fixed 4 checkouts a second, well below what the saga sustains.
+    const offeredPerSecond = CHECKOUT_RATE;
     say(
       `time to the payment outcome at 16 clients: Update-with-Start vs start-then-poll every ${plan.paymentOutcome.pollIntervalMs} ms, paced at ${offeredPerSecond.toFixed(1)} checkouts/s, then back to back`,
     );
@@ -197,6 +220,7 @@ async function main(): Promise<void> {
       taskQueue: `bench-saga-${tag}`,
       skus: SKUS,
       concurrency: 16,
+      cpuSnapshot: () => snapshotCpu(workers.saga.pid, benchWorkerPids()),
       ...plan.paymentOutcome,
     });
     for (const [label, comparison] of [['paced', paymentOutcome.paced], ['back to back', paymentOutcome.backToBack]] as const) {
@@ -209,7 +233,7 @@ async function main(): Promise<void> {
     // (NODE_ENV=production sh scripts/run.sh worker: plain node on dist/ with the worker's memory defaults),
     // each start a fresh process tree, against the same build started bare (node's and glibc's
     // defaults) for the CPU it costs.
-    await Promise.all([workers.baseline.stop(), workers.saga.stop()]);
+    await Promise.all([workers.baseline.stop(), workers['baseline-new'].stop(), workers.saga.stop()]);
     say('npm run build (the production worker runs the compiled dist/)');
     await execa('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdout: 'ignore', stderr: 'inherit' });
     const variants = plan.inFlightUntuned ? (['tuned', 'untuned'] as const) : (['tuned'] as const);
@@ -255,8 +279,13 @@ async function main(): Promise<void> {
         })
       : null;
 
-    const result = await assemble({ startedAt, plan, loadBefore, levels, scaleOut, inFlight, ledger, replay, paymentOutcome, telemetry, scale, db, server });
-    const table = markdownReport(result);
+    const assembled = await assemble({ startedAt, plan, loadBefore, levels, scaleOut, inFlight, ledger, replay, paymentOutcome, telemetry, scale, db, server });
+    const result: BenchResult = {
+      ...assembled,
+      roundTrips,
+      targets: [...assembled.targets, ...roundTripTargets(roundTrips, levels, { ...paymentOutcome.paced.updateWithStart, offeredPerSecond: paymentOutcome.paced.offeredPerSecond })],
+    };
+    const table = `${markdownReport(result)}\n${roundTripsReport(roundTrips, levels)}`;
     if (flags.write) {
       const file = path.join(ROOT, 'bench', 'results', `${result.startedAt.slice(0, 10)}-${result.commit}.json`);
       await mkdir(path.dirname(file), { recursive: true });
@@ -283,10 +312,10 @@ function orderRunner(client: Client, workload: Workload, taskQueue: string, labe
       quantity: 1,
     };
     const result = await client.workflow.execute<(order: OrderInput) => Promise<OrderResult>>(
-      workload === 'saga' ? 'orderPaymentSaga' : 'baselineSaga',
+      WORKFLOW_TYPE[workload],
       {
         taskQueue,
-        workflowId: workload === 'saga' ? workflowIdForOrder(orderId) : `baseline-${orderId}`,
+        workflowId: workflowIdOf(workload, orderId),
         args: [order],
         typedSearchAttributes: [
           { key: OrderIdAttribute, value: orderId },

@@ -10,6 +10,7 @@ import { createApiKey } from '../src/api/auth/api-keys.js';
 import { buildApiServer } from '../src/api/server.js';
 import { DEFAULT_API_IDEMPOTENCY } from '../src/api/idempotency/settings.js';
 import { percentile, runClosedLoop, type LoadResult } from './closed-loop.js';
+import { combineCpu, cpuBetween, type CpuBreakdown, type CpuSnapshot } from './machine-cpu.js';
 
 /** Statuses at which GET /v1/orders/:id has not yet learnt the payment's outcome. */
 const UNDECIDED = new Set(['pending', 'reserved']);
@@ -19,6 +20,8 @@ export interface OutcomeLatency {
   failed: number;
   p50Ms: number;
   p99Ms: number;
+  /** The whole machine's CPU per checkout while these ran (the one call's, when measured). */
+  machineCpu?: CpuBreakdown;
   /** How many HTTP requests a checkout made per order to learn the outcome. */
   requestsPerOrder: number;
 }
@@ -40,8 +43,8 @@ export interface PaymentOutcomeBench {
   pollIntervalMs: number;
   /**
    * The figure the target is for: each client paces itself (a shopper does not check out again
-   * the moment the last checkout answered), so the offered load stays at `offeredPerSecond`,
-   * half the saga's own throughput measured earlier in the same run.
+   * the moment the last checkout answered), so the offered load stays at `offeredPerSecond`
+   * (bench.ts: 4 checkouts a second).
    */
   paced: OutcomeComparison;
   /**
@@ -73,6 +76,8 @@ export async function measurePaymentOutcome(options: {
   pollIntervalMs: number;
   /** The paced load's checkouts per second, all clients together. */
   offeredPerSecond: number;
+  /** Reads every process's CPU (machine-cpu.ts): given, the one call's CPU per checkout is measured beside its latency. */
+  cpuSnapshot?: () => Promise<CpuSnapshot>;
 }): Promise<PaymentOutcomeBench> {
   const common = {
     db: options.db,
@@ -126,14 +131,21 @@ export async function measurePaymentOutcome(options: {
       requests.startThenPoll = 0;
       const cycleMs = offeredPerSecond === null ? undefined : (options.concurrency * 1000) / offeredPerSecond;
       const samples = { updateWithStart: [] as LoadResult[], startThenPoll: [] as LoadResult[] };
+      const oneCallCpu: { cpu: CpuBreakdown; orders: number }[] = [];
       for (let round = 0; round < options.rounds; round++) {
         // Each way goes first every other round, so a change in the machine's load falls on both alike.
         const turn = round % 2 === 0 ? (['updateWithStart', 'startThenPoll'] as const) : (['startThenPoll', 'updateWithStart'] as const);
         for (const way of turn) {
-          samples[way].push(await runClosedLoop({ concurrency: options.concurrency, total: chunk, cycleMs, runOne: way === 'updateWithStart' ? viaUpdate : viaPoll }));
+          const before = way === 'updateWithStart' ? await options.cpuSnapshot?.() : undefined;
+          const run = await runClosedLoop({ concurrency: options.concurrency, total: chunk, cycleMs, runOne: way === 'updateWithStart' ? viaUpdate : viaPoll });
+          if (before && options.cpuSnapshot) oneCallCpu.push({ cpu: cpuBetween(before, await options.cpuSnapshot(), run.completed), orders: run.completed });
+          samples[way].push(run);
         }
       }
-      const updateWithStart = summarize(samples.updateWithStart, requests.updateWithStart);
+      const updateWithStart = {
+        ...summarize(samples.updateWithStart, requests.updateWithStart),
+        ...(oneCallCpu.length > 0 && { machineCpu: combineCpu(oneCallCpu) }),
+      };
       const startThenPoll = summarize(samples.startThenPoll, requests.startThenPoll);
       return { offeredPerSecond: offeredPerSecond === null ? null : round(offeredPerSecond, 2), updateWithStart, startThenPoll, p50Speedup: round(startThenPoll.p50Ms / updateWithStart.p50Ms, 2) };
     };

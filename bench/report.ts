@@ -5,9 +5,11 @@ import type { LedgerMicroResult } from './ledger-micro.js';
 import type { CpuBreakdown } from './machine-cpu.js';
 import type { OutcomeComparison, OutcomeLatency, PaymentOutcomeBench } from './payment-outcome.js';
 import type { ReplayProof } from './replay-proof.js';
+import type { RoundTrips } from './round-trips.js';
 import type { SeedSummary } from './scale-seed.js';
 
-export type Workload = 'baseline' | 'saga';
+/** The saga and its two no-op references: `baseline` of the saga's old shape (fixed), `baseline-new` of its current one. */
+export type Workload = 'baseline' | 'baseline-new' | 'saga';
 
 export interface LevelResult {
   workload: Workload;
@@ -93,6 +95,8 @@ export interface BenchResult {
   /** With --scale: the saga and the ledger on a database of that many finished orders; else null. */
   scale: ScaleResult | null;
   targets: Target[];
+  /** What one order cost the Temporal server, per saga path and per workload (absent in files before issue 36). */
+  roundTrips?: RoundTrips;
   durationSeconds: number;
 }
 

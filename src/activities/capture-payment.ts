@@ -26,7 +26,7 @@ import {
 } from '../money/payments/payment-protocol.js';
 import { classifyStripeError } from '../money/stripe/error-classification.js';
 import { currentActivityKey } from './activity-key.js';
-import { DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
+import { DEFAULT_CAPTURE_MARGIN_MS, DEFAULT_KEY_RETENTION_MS, type ActivityDeps } from './deps.js';
 import type { CapturePaymentInput } from './types.js';
 import { countReplay } from '../platform/telemetry/activity-metrics.js';
 
@@ -36,7 +36,11 @@ import { countReplay } from '../platform/telemetry/activity-metrics.js';
  *   1. register the capture's key as pending;
  *   2. capture the PaymentIntent under that key;
  *   3. record the capture and the ledger's charge, for the captured amount, in one transaction.
- * A capture already recorded is answered from Postgres without calling Stripe.
+ * A capture already recorded is answered from Postgres without calling Stripe. Past the hold's
+ * capture deadline (`capture_before` less the capture margin) an attempt that finds no answer
+ * calls Stripe no more and fails with AuthorizationExpired: the saga's compensations then resolve
+ * what earlier attempts did (the refund asks Stripe, and fences the key if nothing was captured)
+ * and void the hold. The deadline is the attempt's own check, so the saga needs no timer for it.
  *
  * Capturing twice is impossible at Stripe (a PaymentIntent is captured once), so a retry whose key
  * Stripe has forgotten is refused rather than obeyed, and the refusal is resolved by asking
@@ -45,6 +49,7 @@ import { countReplay } from '../platform/telemetry/activity-metrics.js';
  */
 export function createCapturePayment(deps: ActivityDeps) {
   const retention = { retentionMs: deps.keyRetentionMs ?? DEFAULT_KEY_RETENTION_MS };
+  const captureMarginMs = deps.captureMarginMs ?? DEFAULT_CAPTURE_MARGIN_MS;
 
   async function capturePayment(input: CapturePaymentInput): Promise<Capture> {
     const { hold } = input;
@@ -56,6 +61,16 @@ export function createCapturePayment(deps: ActivityDeps) {
       log.info('capture answered from Postgres; Stripe not called', { idempotencyKey: key, stage: registered.stage });
       countReplay('ledger');
       return answer(registered, key);
+    }
+
+    // Past the deadline: no new call to Stripe. The error is final; the key stays pending for the
+    // compensations to resolve.
+    const deadlineMs = hold.captureBefore * 1000 - captureMarginMs;
+    if (Date.now() >= deadlineMs) {
+      throw new AuthorizationExpiredError(
+        hold.paymentIntentId,
+        `its capture deadline (capture_before ${new Date(hold.captureBefore * 1000).toISOString()} less the margin) passed before it could be captured`,
+      );
     }
 
     // Phase 2: the Stripe call.

@@ -1,21 +1,16 @@
-// The order's own activities: record it, confirm it, and move its status with the outbox event
-// the move announces.
+// The order's own activities: confirm it, and move its status with the outbox event the move
+// announces (its record is written with its reservation: stock.ts).
 import { withTransaction } from '../platform/db/transaction.js';
 import { OrderNotConfirmableError } from '../domain/failures.js';
 import { failpoint } from '../platform/failpoint.js';
 import { FAILED_ORDER_STATUSES } from '../messaging/order-event.js';
-import { orderStatus, recordOrder, setOrderStatus } from '../orders/orders.js';
+import { orderStatus, setOrderStatus } from '../orders/orders.js';
 import { announceOrderFailed } from '../messaging/outbox/order-events.js';
 import type { ActivityDeps } from './deps.js';
-import type { OrderStatusChangeResult, RecordOrderInput, SetOrderStatusInput } from './types.js';
+import type { OrderStatusChangeResult, SetOrderStatusInput } from './types.js';
 
 export function createOrderActivities(deps: ActivityDeps) {
   return {
-    /** Records the order before any money moves; the same order ID with another payload is refused. */
-    async recordOrder(input: RecordOrderInput): Promise<void> {
-      await recordOrder(deps.db, input.order, input.workflowId);
-      failpoint('record-order.after-commit');
-    },
     /**
      * Marks the order completed: the last forward step. An order that has already ended
      * otherwise (a reset run replaying a compensated order) is not confirmed: the workflow must

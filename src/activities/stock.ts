@@ -1,27 +1,43 @@
-// The stock activities: reserve the order's units once per key, and release them once.
+// The stock activities: record the order and reserve its units once per key (one transaction),
+// and release them once.
+import { OutOfStockError } from '../domain/failures.js';
 import { withTransaction } from '../platform/db/transaction.js';
 import { failpoint } from '../platform/failpoint.js';
 import { deriveIdempotencyKey } from '../money/idempotency/idempotency-key.js';
 import { allocateStock, releaseStock } from '../orders/stock.js';
-import { orderLine, setOrderStatus } from '../orders/orders.js';
-import { currentActivityKey } from './activity-key.js';
+import { orderLine, recordOrder, setOrderStatus } from '../orders/orders.js';
 import type { ActivityDeps } from './deps.js';
-import type { ReleaseStockInput, ReserveStockInput } from './types.js';
+import type { RecordAndReserveInput, ReleaseStockInput } from './types.js';
 
 export function createStockActivities(deps: ActivityDeps) {
   /**
-   * Reserves the order's units before any money is touched: an order that cannot be filled never
-   * reaches Stripe. The reservation is the stock the confirmed order keeps.
+   * Records the order and reserves its units in one transaction: the saga's first step, always
+   * the two together, so one commit and one round trip to the worker's database. A reused order ID
+   * with another payload is refused (IdempotencyConflictError) with nothing written. An order that
+   * cannot be filled keeps its record (the saga closes it compensated) and takes nothing: the
+   * reservation alone rolls back, to a savepoint. The reservation's key is made from the step ID
+   * it is handed, never from the running activity's own ID (a local activity's is a sequence number).
+   * The reservation is the stock the confirmed order keeps.
    */
-  async function reserveStock(input: ReserveStockInput): Promise<{ replayed: boolean }> {
-    const key = currentActivityKey(input.originalRunId);
-    const result = await withTransaction(deps.db, async (client) => {
-      const taken = await allocateStock(client, { idempotencyKey: key, orderId: input.orderId, sku: input.sku, quantity: input.quantity });
-      await setOrderStatus(client, input.orderId, { status: 'reserved' });
-      return taken;
+  async function recordOrderAndReserveStock(input: RecordAndReserveInput): Promise<{ replayed: boolean }> {
+    const key = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.stepId });
+    const { order } = input;
+    const outcome = await withTransaction(deps.db, async (client) => {
+      await recordOrder(client, order, input.workflowId);
+      await client.query('savepoint reserve');
+      try {
+        const taken = await allocateStock(client, { idempotencyKey: key, orderId: order.orderId, sku: order.sku, quantity: order.quantity });
+        await setOrderStatus(client, order.orderId, { status: 'reserved' });
+        return taken;
+      } catch (error) {
+        if (!(error instanceof OutOfStockError)) throw error;
+        await client.query('rollback to savepoint reserve');
+        return error;
+      }
     });
+    if (outcome instanceof OutOfStockError) throw outcome;
     failpoint('reserve.after-commit');
-    return result;
+    return outcome;
   }
 
   /**
@@ -30,7 +46,8 @@ export function createStockActivities(deps: ActivityDeps) {
    */
   async function releaseStockActivity(input: ReleaseStockInput): Promise<{ released: number }> {
     const allocationKey = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.allocationActivityId });
-    const releaseKey = currentActivityKey(input.originalRunId);
+    // The release's step ID, not the running activity's: it runs as a local activity.
+    const releaseKey = deriveIdempotencyKey({ runId: input.originalRunId, activityId: input.stepId });
     const result = await withTransaction(deps.db, async (client) => {
       const line = await orderLine(client, input.orderId);
       // No order row: the order was never recorded, so nothing was reserved for it.
@@ -41,5 +58,5 @@ export function createStockActivities(deps: ActivityDeps) {
     return result;
   }
 
-  return { reserveStock, releaseStock: releaseStockActivity };
+  return { recordOrderAndReserveStock, releaseStock: releaseStockActivity };
 }

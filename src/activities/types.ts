@@ -24,6 +24,17 @@ export interface ReserveStockInput extends Keyed {
   quantity: number;
 }
 
+/**
+ * The order's record and its reservation, in one step. It may run as a local activity, whose own
+ * ID is a sequence number: the reservation's key is made from the step ID named here.
+ */
+export interface RecordAndReserveInput extends Keyed {
+  order: OrderInput;
+  workflowId: string;
+  /** The reservation's stable step ID: with the original run ID, its key. */
+  stepId: string;
+}
+
 export interface AuthorizePaymentInput extends Keyed {
   order: OrderInput;
   workflowId: string;
@@ -108,6 +119,11 @@ export interface ReleaseStockInput extends Keyed {
   orderId: string;
   /** The reservation this release compensates. */
   allocationActivityId: string;
+  /**
+   * The release's own stable step ID, for its key. Named here because the release runs as a local
+   * activity, whose own ID is a sequence number.
+   */
+  stepId: string;
 }
 
 /** What a status change did: whether the order moved, and its status after (null: no such order). */

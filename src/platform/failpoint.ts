@@ -5,7 +5,6 @@
  * is a single Set lookup on an empty set.
  */
 export type FailpointName =
-  | 'record-order.after-commit'
   | 'reserve.after-commit'
   | 'authorize.after-stripe'
   | 'authorize.after-commit'

@@ -1,6 +1,16 @@
 // The saga's current shape, hold then capture: its forward steps, their compensations and the
 // payment's settlement, each role proxied with only its own activities and options.
-import { ApplicationFailure, CancellationScope, CancelledFailure, condition, isCancellation, log, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
+  condition,
+  isCancellation,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { OrderActivities } from '../activities/index.js';
 import type { AuthorizationOutcome, Capture, HeldPayment, PendingAuthorization, VoidAuthorizationInput } from '../activities/types.js';
 import { ActivityId } from '../domain/activity-ids.js';
@@ -9,12 +19,12 @@ import type { OrderResult } from '../domain/order-result.js';
 import {
   CAPTURE_ACTIVITY_OPTIONS,
   COMPENSATION_ACTIVITY_OPTIONS,
-  FORWARD_ACTIVITY_OPTIONS,
   PAYMENT_ACTIVITY_OPTIONS,
+  POSTGRES_STEP_OPTIONS,
   SETTLEMENT_ACTIVITY_OPTIONS,
 } from './activity-options.js';
 import { CompensationFailed, Compensations } from './compensations.js';
-import { describeFailure, failureTypeOf } from './failure-type.js';
+import { describeFailure, failureDetailsOf, failureTypeOf } from './failure-type.js';
 import { closeOrder, declineCodeOf } from './order-status.js';
 import type { SagaContext } from './saga-context.js';
 import { countCompensation, countSettlementWait } from './saga-metrics.js';
@@ -22,9 +32,14 @@ import { countCompensation, countSettlementWait } from './saga-metrics.js';
 /*
  * Hold, then capture: the money flow payment teams ship.
  *
- *   record order ─► reserve stock ─► authorize (hold) ─► capture ─► confirm
- *                        │                  │                 │
- *          release the reservation   void the hold      refund the capture
+ *   record order + reserve stock ─► authorize (hold) ─► capture ─► confirm
+ *                │                        │                 │
+ *     release the reservation       void the hold      refund the capture
+ *
+ * The Postgres-only steps (the record with its reservation, the confirmation, the release and the
+ * status moves) are local activities: they run inside the workflow task that reaches them, so a
+ * completed order costs three workflow tasks (start, after the hold, after the capture). The
+ * Stripe calls are ordinary activities, with their own retries, heartbeats and timeouts.
  *
  * Each undo is registered before its step runs (a step whose outcome is unknown may have
  * happened) and each resolves what its step really did before undoing it. They run newest first,
@@ -38,11 +53,11 @@ const UNDO_STEPS = ['release', 'void', 'refund'] as const;
 type UndoStep = (typeof UNDO_STEPS)[number];
 
 // Each role sees only its own activities, with its own options.
-const forward = proxyActivities<Pick<OrderActivities, 'recordOrder' | 'reserveStock' | 'confirmOrder'>>(FORWARD_ACTIVITY_OPTIONS);
+const postgres = proxyLocalActivities<Pick<OrderActivities, 'recordOrderAndReserveStock' | 'confirmOrder' | 'releaseStock'>>(POSTGRES_STEP_OPTIONS);
 const authorization = proxyActivities<Pick<OrderActivities, 'authorizePayment'>>(PAYMENT_ACTIVITY_OPTIONS);
 const settlement = proxyActivities<Pick<OrderActivities, 'settleAuthorization'>>(SETTLEMENT_ACTIVITY_OPTIONS);
 const capture = proxyActivities<Pick<OrderActivities, 'capturePayment'>>(CAPTURE_ACTIVITY_OPTIONS);
-const compensation = proxyActivities<Pick<OrderActivities, 'releaseStock' | 'voidAuthorization' | 'refundCapture'>>(COMPENSATION_ACTIVITY_OPTIONS);
+const compensation = proxyActivities<Pick<OrderActivities, 'voidAuthorization' | 'refundCapture'>>(COMPENSATION_ACTIVITY_OPTIONS);
 
 export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderResult> {
   const { order, workflowId, originalRunId, saga, keyOf } = context;
@@ -57,12 +72,11 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     release: {
       name: 'release the reservation',
       run: async () => {
-        const { released } = await compensation.releaseStock.executeWithOptions(
+        const { released } = await postgres.releaseStock.executeWithOptions(
           {
-            activityId: ActivityId.releaseStock,
             summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
           },
-          [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
+          [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock, stepId: ActivityId.releaseStock }],
         );
         if (released > 0) countCompensation('release');
       },
@@ -112,21 +126,25 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
   };
 
   try {
-    saga.enter('recording-order');
-    await forward.recordOrder.executeWithOptions(
-      { activityId: ActivityId.recordOrder, summary: `Postgres: record order ${order.orderId}` },
-      [{ order, workflowId }],
-    );
-
+    // The release is registered first: a step whose outcome is unknown may have reserved.
     registerUndo('release');
-    saga.enter('reserving-stock');
-    await forward.reserveStock.executeWithOptions(
-      {
-        activityId: ActivityId.reserveStock,
-        summary: `Postgres: reserve ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.reserveStock)}`,
-      },
-      [{ orderId: order.orderId, sku: order.sku, quantity: order.quantity, originalRunId }],
-    );
+    saga.enter('recording-order');
+    try {
+      await postgres.recordOrderAndReserveStock.executeWithOptions(
+        {
+          summary: `Postgres: record order ${order.orderId} and reserve ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.reserveStock)}`,
+        },
+        [{ order, workflowId, originalRunId, stepId: ActivityId.reserveStock }],
+      );
+    } catch (error) {
+      // The order ID is another order's: nothing was written, and its row and stock are not ours
+      // to release or close.
+      if (isOrderIdTaken(error)) {
+        compensations.discardLast();
+        registered.delete('release');
+      }
+      throw error;
+    }
     saga.setStatus('reserved');
 
     registerUndo('void');
@@ -155,10 +173,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     saga.charged(captured);
 
     saga.enter('confirming');
-    await forward.confirmOrder.executeWithOptions(
-      { activityId: ActivityId.confirmOrder, summary: `Postgres: confirm order ${order.orderId}` },
-      [{ orderId: order.orderId }],
-    );
+    await postgres.confirmOrder.executeWithOptions({ summary: `Postgres: confirm order ${order.orderId}` }, [{ orderId: order.orderId }]);
     saga.finish('completed', null);
     return saga.result('completed');
   } catch (error) {
@@ -175,7 +190,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       // Cancelled while the record was being written: it may have landed, so it is closed, and
       // an order whose record never landed stays unrecorded (the update matches no row).
       await CancellationScope.nonCancellable(async () => {
-        await closeOrder(order.orderId, 'compensating', 'cancelled', ActivityId.markCompensating);
+        await closeOrder(order.orderId, 'compensating', 'cancelled');
         saga.finish('compensated', 'cancelled');
         await closeOrder(order.orderId, 'compensated', 'cancelled');
       });
@@ -205,7 +220,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     const ended = await CancellationScope.nonCancellable(async () => {
       saga.enter('compensating');
       saga.setStatus('compensating');
-      const marked = await closeOrder(order.orderId, 'compensating', reason, ActivityId.markCompensating);
+      const marked = await closeOrder(order.orderId, 'compensating', reason);
       if (marked?.status === 'completed') {
         // The order is confirmed: by the run before a reset, or by this run's own confirmation,
         // whose attempt committed and was never heard from (its worker died, and the cancel
@@ -224,6 +239,12 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     if (cancelled) throw isCancellation(error) ? error : new CancelledFailure(`order ${order.orderId} cancelled`);
     return saga.result(ended);
   }
+}
+
+/** The record was refused: the order ID is already another order's (IdempotencyConflict, scope order). */
+function isOrderIdTaken(error: unknown): boolean {
+  const [details] = failureDetailsOf(error) as [{ scope?: string } | undefined];
+  return failureTypeOf(error) === FailureType.IdempotencyConflict && details?.scope === 'order';
 }
 
 /**
@@ -245,42 +266,17 @@ async function undo(compensations: Compensations, saga: SagaContext['saga'], ord
 }
 
 /**
- * Captures before the hold lapses. The capture retries for as long as it takes, raced against a
- * durable timer set to the hold's capture deadline (`capture_before` less the worker's margin):
- * if the timer wins, the capture is cancelled, and once its last attempt has ended (the activity
- * waits for it), the saga voids the hold and compensates with AuthorizationExpired. A capture
- * that lands in that last attempt is kept: the money is there, and the order completes.
+ * Captures before the hold lapses, with no timer of its own: every attempt of the capture checks
+ * the hold's capture deadline (`capture_before` less the worker's margin) before it calls Stripe,
+ * and past it fails with AuthorizationExpired, so the saga voids the hold and compensates. The
+ * capture retries for as long as it takes until then; an attempt that began before the deadline
+ * and captures is kept: the money is there, and the order completes.
  */
 async function captureBeforeDeadline(hold: HeldPayment, run: () => Promise<Capture>): Promise<Capture> {
-  const remainingMs = hold.captureWithinMs;
-  if (remainingMs <= 0) {
+  if (hold.captureWithinMs <= 0) {
     throw ApplicationFailure.nonRetryable(`hold ${hold.paymentIntentId} reached its capture deadline before the capture began`, FailureType.AuthorizationExpired);
   }
-  const attempt = new CancellationScope();
-  const capturing = attempt.run(run);
-  let ended = false;
-  void capturing.then(
-    () => (ended = true),
-    () => (ended = true),
-  );
-  // Not cancellable itself: a cancelled workflow still waits here for its capture to end.
-  const beforeDeadline = await CancellationScope.nonCancellable(() =>
-    condition(() => ended, remainingMs, { summary: `Capture deadline of hold ${hold.paymentIntentId}: capture_before less the margin` }),
-  );
-  if (!beforeDeadline) {
-    log.warn('the hold reached its capture deadline; stopping the capture', { paymentIntentId: hold.paymentIntentId });
-    attempt.cancel();
-  }
-  try {
-    return await capturing;
-  } catch (error) {
-    if (beforeDeadline) throw error;
-    throw ApplicationFailure.nonRetryable(
-      `hold ${hold.paymentIntentId} reached its capture deadline (capture_before ${hold.captureBefore} less the margin) before it could be captured: ${describeFailure(error)}`,
-      FailureType.AuthorizationExpired,
-      { paymentIntentId: hold.paymentIntentId },
-    );
-  }
+  return run();
 }
 
 /**

@@ -1,9 +1,17 @@
 // Tracks where the saga stands (step, status, Stripe IDs, outcome) and mirrors it to the status
 // query, the search attributes and the Web UI's current details.
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { OrderResult, OrderStatus, PaymentOutcome, SagaStatus, SagaStep } from '../domain/order-result.js';
 import { OrderIdAttribute, OrderStatusAttribute } from '../platform/temporal/search-attributes.js';
 import { countOrderOutcome } from './saga-metrics.js';
+
+/**
+ * The statuses an operator filters runs by (`OrderStatus = "..."`): a hold on the customer's
+ * card, an order being undone, and every end. Each upsert is an event and a visibility write, so
+ * the steps between them (reserved, paid) show in the status query and the details only; the
+ * order's row in Postgres has every status.
+ */
+const PUBLISHED_STATUSES: ReadonlySet<OrderStatus> = new Set<OrderStatus>(['pending', 'authorized', 'compensating', 'completed', 'declined', 'compensated', 'needs_review']);
 
 /** The saga's position, mirrored to the status query, the search attributes and the UI. */
 export class SagaProgress {
@@ -13,12 +21,20 @@ export class SagaProgress {
   private refundId: string | null = null;
   private reason: string | null = null;
   private outcome: PaymentOutcome | null = null;
+  /** The OrderStatus search attribute as last written (by the start, or by this run). */
+  private published: string | undefined;
 
   constructor(private readonly orderId: string) {
-    upsertSearchAttributes([
-      { key: OrderIdAttribute, value: orderId },
-      { key: OrderStatusAttribute, value: this.status },
-    ]);
+    const attributes = workflowInfo().typedSearchAttributes;
+    this.published = attributes.get(OrderStatusAttribute);
+    // Every starter of this project sets both (orderStartOptions); a run started otherwise gets them here.
+    if (attributes.get(OrderIdAttribute) !== orderId || this.published === undefined) {
+      upsertSearchAttributes([
+        { key: OrderIdAttribute, value: orderId },
+        { key: OrderStatusAttribute, value: this.status },
+      ]);
+      this.published = this.status;
+    }
   }
 
   enter(step: SagaStep): void {
@@ -28,7 +44,10 @@ export class SagaProgress {
 
   setStatus(status: OrderStatus): void {
     this.status = status;
-    upsertSearchAttributes([{ key: OrderStatusAttribute, value: status }]);
+    if (PUBLISHED_STATUSES.has(status) && this.published !== status) {
+      upsertSearchAttributes([{ key: OrderStatusAttribute, value: status }]);
+      this.published = status;
+    }
     setCurrentDetails(`**${this.step}** · order ${this.orderId} · status ${status}`);
   }
 

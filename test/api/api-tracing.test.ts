@@ -80,7 +80,7 @@ describe('API traces', () => {
     expect(names).toContain('RunWorkflow:orderPaymentSaga');
     const activities = trace.filter((span) => span.attributes[TraceAttribute.orderId] === order.id).map((span) => span.name);
     expect(activities.sort()).toEqual(
-      ['RunActivity:recordOrder', 'RunActivity:reserveStock', 'RunActivity:authorizePayment', 'RunActivity:capturePayment', 'RunActivity:confirmOrder'].sort(),
+      ['RunActivity:recordOrderAndReserveStock', 'RunActivity:authorizePayment', 'RunActivity:capturePayment', 'RunActivity:confirmOrder'].sort(),
     );
     expect(new Set(trace.map((span) => span.service))).toEqual(new Set(['order-payments-api', 'order-payments-worker']));
     // The update is named by the request's Idempotency-Key (tenant/operation/key): that is the

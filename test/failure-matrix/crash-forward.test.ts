@@ -1,14 +1,10 @@
 // Failure-matrix rows 4, 5, 15, 17 and 21 on the forward path: a worker killed inside a step after
 // its side effect; the retry, or a cancel before it, leaves each effect exactly once.
-import type { WorkflowHandle } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { afterAll, describe, expect, inject, it, vi } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import type { FailpointName } from '../../src/platform/failpoint.js';
 import { deriveIdempotencyKey } from '../../src/money/idempotency/idempotency-key.js';
-import { workerDeploymentOptions } from '../../src/platform/temporal/worker-deployment.js';
-import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
 import { CRASH_TEST_TIMEOUT_MS, crashThenRecover, type CrashRun } from '../support/crash-recovery.js';
 import { availableStock, keyRecord, ledgerTransactions, orderRow, paymentHold, stockAllocations } from '../support/order-state.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
@@ -62,43 +58,12 @@ async function expectCompletedOnce(harness: SagaHarness, order: OrderInput, paym
 }
 
 /**
- * Cancels the run whose worker died inside `activityId`, and waits until the cancel has ended that
- * activity (in the history: timed out with its retry stopped, or cancelled), before any worker
- * could run its retry: a worker with no activities takes the cancel to it. A retry that ran first
- * would report the step done and the test would not be about a step the run never heard from.
+ * A worker that dies at `failpoint` inside a Postgres step, after its commit (the order then
+ * stands at `status`); the run cancelled before any retry, then finished by a fresh worker. The
+ * step is a local activity: its retry is the workflow task the dead worker never answered, and
+ * the fresh worker receives that task with the cancel already in it.
  */
-async function cancelBeforeRetry(harness: SagaHarness, handle: WorkflowHandle, activityId: string): Promise<void> {
-  await handle.cancel();
-  const connection = await NativeConnection.connect({ address: harness.temporalAddress });
-  const workflowsOnly = await Worker.create({
-    connection,
-    taskQueue: harness.taskQueue,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    // The harness's build: the cancelled run is pinned to it.
-    workerDeploymentOptions: workerDeploymentOptions(harness.deployment),
-    sinks: workflowSpanSinks(null),
-  });
-  const polling = workflowsOnly.run();
-  try {
-    await vi.waitFor(
-      async () => {
-        expect(['timed-out', 'cancelled']).toContain((await SagaHistory.of(handle)).activityEnding(activityId));
-      },
-      { timeout: 60_000, interval: 500 },
-    );
-  } finally {
-    workflowsOnly.shutdown();
-    await polling;
-    await connection.close();
-  }
-}
-
-/**
- * A worker that dies at `failpoint` inside `activityId`, after its commit (the order then stands
- * at `status`); the run cancelled before any retry, then finished by a fresh worker: it must end
- * cancelled.
- */
-async function crashThenCancel(failpoint: FailpointName, activityId: string, status: string) {
+async function crashThenCancel(failpoint: FailpointName, status: string) {
   const harness = await startSagaHarness({ worker: false });
   harnesses.push(harness);
   const order: OrderInput = await harness.newOrder({ quantity: QUANTITY });
@@ -106,21 +71,21 @@ async function crashThenCancel(failpoint: FailpointName, activityId: string, sta
   const started = await harness.start(order);
   expect(await doomed.waitForExit(120_000)).toEqual({ code: null, signal: 'SIGKILL' });
   expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status });
-  await cancelBeforeRetry(harness, started.handle, activityId);
+  await started.handle.cancel();
   await startWorkerProcess(harness);
   const ending = await withTimeout(endingOf(started.handle), 150_000, () => 'the cancelled run did not end');
-  expect(ending.ended).toBe('cancelled');
-  return { harness, order, started };
+  return { harness, order, started, ending };
 }
 
 describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed inside a forward step', () => {
   it(
-    'rows 4 and 17: worker killed after the order was recorded, and the order cancelled before any retry: the record that landed is closed compensated; nothing reserved, held or charged',
+    'rows 4 and 17: worker killed after the order was recorded with its reservation, and the order cancelled before any retry: the record is closed compensated, the reservation released; nothing held or charged',
     async () => {
-      // The record landed; its attempt will never report. The customer cancels now.
-      const { harness, order } = await crashThenCancel('record-order.after-commit', ActivityId.recordOrder, 'pending');
+      // The record and its reservation landed; the step will never report. The customer cancels now.
+      const { harness, order, ending } = await crashThenCancel('reserve.after-commit', 'reserved');
+      expect(ending.ended).toBe('cancelled');
       expect(await orderRow(harness.db.pool, order.orderId)).toMatchObject({ status: 'compensated', status_reason: 'cancelled' });
-      expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([]);
+      expect(await stockAllocations(harness.db.pool, order.orderId)).toEqual([{ quantity: QUANTITY, state: 'released' }]);
       expect(await availableStock(harness.db.pool, order.sku)).toBe(STOCKED);
       expect((await stripeObjectsFor(harness.stripe, order.orderId)).intents).toEqual([]);
       await harness.expectInvariants([order.orderId]);
@@ -131,16 +96,19 @@ describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed insid
   it(
     'row 25: worker killed after the confirmation committed, and the order cancelled before any retry: the order stays confirmed with its capture and its stock; nothing refunded, voided or released',
     async () => {
-      // The confirmation landed; its attempt will never report. The cancel stops its retry, so the
-      // run never hears that the order is confirmed.
-      const { harness, order, started } = await crashThenCancel('confirm.after-commit', ActivityId.confirmOrder, 'completed');
+      // The confirmation landed; the step will never report. The cancel reaches the run in the
+      // task that retries it: the run either confirms again (the same status, a no-op) and
+      // completes, or is cancelled first, begins compensating, finds the order confirmed, and
+      // undoes nothing.
+      const { harness, order, started, ending } = await crashThenCancel('confirm.after-commit', 'completed');
+      if (ending.ended === 'returned') expect(ending.result.status).toBe('completed');
 
       const history = await SagaHistory.of(started.handle);
-      // Began compensating, found the order confirmed, and undid nothing.
-      expect(history.activityEnding(ActivityId.markCompensating)).toBe('completed');
-      for (const undo of [ActivityId.refundCapture, ActivityId.voidAuthorization, ActivityId.releaseStock]) {
+      expect(history.workflowTaskTimeouts()).toBeGreaterThanOrEqual(1);
+      for (const undo of [ActivityId.refundCapture, ActivityId.voidAuthorization]) {
         expect(() => history.activityEnding(undo), undo).toThrow(/expected one scheduled/);
       }
+      expect(history.localActivities('releaseStock')).toEqual([]);
       const paymentIntentId = (await orderRow(harness.db.pool, order.orderId))?.payment_intent_id ?? null;
       await expectCompletedOnce(harness, order, paymentIntentId, started.runId);
     },
@@ -210,9 +178,11 @@ describe.concurrent('failure matrix rows 4, 5 and 15: the worker is killed insid
     async () => {
       const { harness, run } = await crashDuringOrder('reserve.after-commit');
 
+      // The step is a local activity: the dead worker's workflow task timed out, and the fresh
+      // worker ran the step again under the same key, recorded once.
       const history = await SagaHistory.of(run.handle);
-      expect(history.completedAttempt(ActivityId.reserveStock)).toBe(2);
-      expect(history.previousAttemptEnding(ActivityId.reserveStock)).toBe('HEARTBEAT');
+      expect(history.workflowTaskTimeouts()).toBeGreaterThanOrEqual(1);
+      expect(history.localActivities('recordOrderAndReserveStock')).toHaveLength(1);
       // The reservation's retry sent nothing to Stripe: one hold and one capture executed, and
       // every write carried one of their keys.
       const writes = stripeWritesByStep(harness, run.runId, [ActivityId.authorizePayment, ActivityId.capturePayment]);

@@ -54,7 +54,7 @@ async function expectNothingCaptured(harness: SagaHarness, orderId: string, sku:
 }
 
 describe('failure matrix row 18: the hold expires while the saga waits to capture it', () => {
-  it('row 18: the capture cannot get through before the capture deadline: the durable timer stops it, the hold is voided, the order compensated with AuthorizationExpired', async () => {
+  it('row 18: the capture cannot get through before the capture deadline: its first attempt past the deadline stops it, the hold is voided, the order compensated with AuthorizationExpired', async () => {
     const harness = deadlineSoon;
     const order = await harness.newOrder();
     // Stripe refuses every capture attempt: the saga keeps retrying until its deadline.
@@ -69,9 +69,10 @@ describe('failure matrix row 18: the hold expires while the saga waits to captur
     const intent = await expectNothingCaptured(harness, order.orderId, order.sku);
     expect(intent?.cancellation_reason).toBe('abandoned');
     expect(await paymentHold(harness.db.pool, order.orderId)).toMatchObject({ state: 'voided' });
-    // The timer, not an attempt count, ended the capture: it was started and it fired.
+    // The deadline, not an attempt count, ended the capture: its last attempt failed it, with no timer.
     const history = await SagaHistory.of(started.handle);
-    expect(history.events.some((event) => event.timerFiredEventAttributes)).toBe(true);
+    expect(history.activityEnding(ActivityId.capturePayment)).toBe('failed');
+    expect(history.events.some((event) => event.timerStartedEventAttributes)).toBe(false);
     // The capture's key is fenced: nothing can capture after the saga gave up.
     const captureKey = deriveIdempotencyKey({ runId: started.runId, activityId: ActivityId.capturePayment });
     expect(await keyRecord(harness.db.pool, 'stripe.capture', captureKey)).toMatchObject({ state: 'failed' });

@@ -82,8 +82,7 @@ describe('worker traces', () => {
         'RunActivity:authorizePayment',
         'RunActivity:capturePayment',
         'RunActivity:confirmOrder',
-        'RunActivity:recordOrder',
-        'RunActivity:reserveStock',
+        'RunActivity:recordOrderAndReserveStock',
       ].sort(),
     );
     const authorizations = ofOrder.filter((span) => span.name === 'RunActivity:authorizePayment').sort((a, b) => a.startMs - b.startMs);
@@ -148,11 +147,11 @@ describe('worker traces', () => {
     expect(lines[1]).toMatch(/^RunWorkflow:orderPaymentSaga /);
     // RunWorkflow > StartActivity > RunActivity > Stripe and PostgreSQL.
     const at = (depth: number, prefix: string) => lines.filter((line) => line.startsWith(`${'  '.repeat(depth)}${prefix}`));
-    expect(at(2, 'RunActivity:')).toHaveLength(6);
+    expect(at(2, 'RunActivity:')).toHaveLength(5);
     expect(at(3, 'Stripe POST /v1/payment_intents  (')).toHaveLength(3);
     expect(at(3, 'Stripe POST /v1/payment_intents/{id}/capture')).toHaveLength(1);
     // One summary line per attempt for its queries; no query of its own without --sql.
-    expect(at(3, 'PostgreSQL  (')).toHaveLength(6);
+    expect(at(3, 'PostgreSQL  (')).toHaveLength(5);
     expect(at(3, 'PostgreSQL  (')[0]).toMatch(/\d+ quer(y|ies)/);
     expect(lines.some((line) => line.trim().startsWith('pg.query'))).toBe(false);
     expect(at(2, 'RunActivity:authorizePayment').find((line) => line.includes('attempt 1'))).toContain('✗ FAILED');
@@ -185,7 +184,8 @@ describe('worker traces', () => {
 
     const spans = await readSpans(traceFile);
     const activities = spans.filter((span) => span.attributes[TraceAttribute.orderId] === order.orderId);
-    expect(activities).toHaveLength(5);
+    // Record-and-reserve, the hold, the capture, the confirmation: local or not, each under its StartActivity.
+    expect(activities).toHaveLength(4);
     const traceIds = new Set(activities.map((span) => span.traceId));
     expect(traceIds.size).toBe(1);
     const trace = spans.filter((span) => traceIds.has(span.traceId));
@@ -230,9 +230,9 @@ describe('worker traces', () => {
       const parent = span.parentSpanId === null ? undefined : byId.get(span.parentSpanId);
       return parent ? [...ancestry(parent), parent.name] : [];
     };
-    const record = trace.find((span) => span.name === 'RunActivity:recordOrder');
-    if (!record) throw new Error(`no recordOrder span in the starter's trace: ${trace.map((span) => span.name).join(', ')}`);
-    expect(ancestry(record)).toEqual(['start order', 'UpdateWithStartWorkflow:paymentOutcome', 'RunWorkflow:orderPaymentSaga', 'StartActivity:recordOrder']);
+    const record = trace.find((span) => span.name === 'RunActivity:recordOrderAndReserveStock');
+    if (!record) throw new Error(`no recordOrderAndReserveStock span in the starter's trace: ${trace.map((span) => span.name).join(', ')}`);
+    expect(ancestry(record)).toEqual(['start order', 'UpdateWithStartWorkflow:paymentOutcome', 'RunWorkflow:orderPaymentSaga', 'StartActivity:recordOrderAndReserveStock']);
     const queries = trace.filter((span) => span.parentSpanId === record.spanId && isPostgres(span));
     expect(queries.some((span) => /insert into orders/i.test(String(span.attributes['db.statement'])))).toBe(true);
     // Every activity of the order is in this one trace.

@@ -139,6 +139,8 @@ describe('the worker serves Prometheus metrics on 127.0.0.1:WORKER_METRICS_PORT/
   it('a decline and an out-of-stock order are business outcomes: counted by outcome, never as activity failures or warnings', async () => {
     const before = await metrics();
     const failedAttempts = (text: string, activity: string) => sampleSum(text, 'temporal_activity_execution_failed', { activity_type: activity });
+    // The record-and-reserve step is a local activity, counted by the SDK's local-activity counter.
+    const failedLocalAttempts = (text: string, activity: string) => sampleSum(text, 'temporal_local_activity_execution_failed', { activity_type: activity });
     const declined = await harness.newOrder({ paymentMethod: 'pm_card_visa_chargeDeclinedInsufficientFunds' });
     const unfillable = await harness.newOrder({ quantity: 11 });
     orderIds.push(declined.orderId, unfillable.orderId);
@@ -153,11 +155,11 @@ describe('the worker serves Prometheus metrics on 127.0.0.1:WORKER_METRICS_PORT/
     const after = await metrics();
     // BENIGN: the SDK leaves them out of its failure counter and logs them at DEBUG, below the worker's level.
     expect(failedAttempts(after, 'authorizePayment')).toBe(failedAttempts(before, 'authorizePayment'));
-    expect(failedAttempts(after, 'reserveStock')).toBe(failedAttempts(before, 'reserveStock'));
+    expect(failedLocalAttempts(after, 'recordOrderAndReserveStock')).toBe(failedLocalAttempts(before, 'recordOrderAndReserveStock'));
     const warnings = worker
       .output()
       .split('\n')
-      .filter((line) => line.includes('"msg":"Activity failed"') && (line.includes(declined.orderId) || line.includes(unfillable.orderId) || /authorizePayment|reserveStock/.test(line)));
+      .filter((line) => line.includes('"msg":"Activity failed"') && (line.includes(declined.orderId) || line.includes(unfillable.orderId) || /authorizePayment|recordOrderAndReserveStock/.test(line)));
     expect(warnings).toEqual([]);
     // The counter is live: the capture attempts Stripe failed with a 500 earlier in this file were counted.
     expect(failedAttempts(after, 'capturePayment')).toBeGreaterThanOrEqual(2);

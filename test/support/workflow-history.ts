@@ -113,6 +113,35 @@ export class SagaHistory {
     return eventIdOf(failed.eventId);
   }
 
+  /**
+   * The local activities of this type the run recorded (a marker each, in history order), with the
+   * attempt that produced each outcome and the workflow task that recorded it. A local activity
+   * has no ID of its own in the history (its ID is a sequence number), so it is found by type.
+   */
+  localActivities(activityType: string): { eventId: number; attempt: number; workflowTaskCompletedEventId: number; failed: boolean }[] {
+    return this.events.flatMap((event) => {
+      const marker = event.markerRecordedEventAttributes;
+      if (marker?.markerName !== 'core_local_activity') return [];
+      const payload = marker.details?.data?.payloads?.[0]?.data;
+      if (!payload) return [];
+      const data = JSON.parse(Buffer.from(payload).toString('utf8')) as { activity_type?: string; attempt?: number };
+      if (data.activity_type !== activityType) return [];
+      return [
+        {
+          eventId: eventIdOf(event.eventId),
+          attempt: data.attempt ?? 1,
+          workflowTaskCompletedEventId: eventIdOf(marker.workflowTaskCompletedEventId),
+          failed: Boolean(marker.failure),
+        },
+      ];
+    });
+  }
+
+  /** Workflow tasks that timed out: a worker took the task and never answered (it died, for one). */
+  workflowTaskTimeouts(): number {
+    return this.events.filter((event) => event.workflowTaskTimedOutEventAttributes).length;
+  }
+
   /** The first event's record of the run this execution chain began with; Reset keeps it. */
   originalExecutionRunId(): string {
     const started = this.events[0]?.workflowExecutionStartedEventAttributes;

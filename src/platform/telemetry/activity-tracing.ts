@@ -20,11 +20,13 @@ class OrderSpanAttributes implements ActivityInboundCallsInterceptor {
     if (span) {
       const { info } = this.context;
       span.setAttribute(TraceAttribute.attempt, info.attempt);
-      const [first] = input.args as [{ orderId?: unknown; order?: { orderId?: unknown }; originalRunId?: unknown } | undefined];
+      const [first] = input.args as [{ orderId?: unknown; order?: { orderId?: unknown }; originalRunId?: unknown; stepId?: unknown } | undefined];
       const orderId = first?.orderId ?? first?.order?.orderId;
       if (typeof orderId === 'string') span.setAttribute(TraceAttribute.orderId, orderId);
-      if (typeof first?.originalRunId === 'string') {
-        span.setAttribute(TraceAttribute.idempotencyKey, deriveIdempotencyKey({ runId: first.originalRunId, activityId: info.activityId }));
+      // A local activity's own ID is a sequence number: its key is made from the step ID its input names.
+      const stepId = info.isLocal ? first?.stepId : info.activityId;
+      if (typeof first?.originalRunId === 'string' && typeof stepId === 'string') {
+        span.setAttribute(TraceAttribute.idempotencyKey, deriveIdempotencyKey({ runId: first.originalRunId, activityId: stepId }));
       }
     }
     return next(input);
