@@ -118,8 +118,11 @@ export async function describeIfExists(client: Client, workflowId: string): Prom
 export async function assertSameOrder(client: Client, workflowId: string, runId: string, order: OrderInput): Promise<void> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-  const first = payloads[0];
-  const existing: unknown = first ? client.options.loadedDataConverter.payloadConverter.fromPayload(first) : undefined;
+  // The history holds the payloads as stored (encrypted): the client's codecs open them first.
+  const converter = client.options.loadedDataConverter;
+  let [first] = payloads;
+  for (const codec of [...converter.payloadCodecs].reverse()) if (first) [first] = await codec.decode([first]);
+  const existing: unknown = first ? converter.payloadConverter.fromPayload(first) : undefined;
   // The run's input, read as an order (anything else is not this order): the saga's own comparison.
   const running = parseOrderInput(existing);
   if (!running.ok || !sameOrder(running.value, order)) throw new OrderIdConflictError(order.orderId, existing);

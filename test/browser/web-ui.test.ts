@@ -19,6 +19,7 @@ import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import { createTestDatabase } from '../support/database.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
+import { developmentDataConverter } from '../support/payload-keys.js';
 
 /** The global setup finds Chromium or installs Debian's package (src/platform/tools/chromium.ts); playwright-core downloads no browser. */
 const CHROMIUM = inject('chromiumPath');
@@ -103,6 +104,7 @@ beforeAll(async () => {
     namespace: NAMESPACE,
     taskQueue,
     deps: { db: db.pool, stripe },
+    dataConverter: developmentDataConverter(),
     deployment,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     shutdownGraceTimeMs: 5_000,
@@ -120,7 +122,7 @@ beforeAll(async () => {
   await refuseCompletion(db.pool);
   const connection = await Connection.connect({ address: server.address });
   cleanups.push(() => connection.close());
-  const client = new Client({ connection, namespace: NAMESPACE });
+  const client = new Client({ connection, namespace: NAMESPACE, dataConverter: developmentDataConverter() });
   await becomeCurrent(client, deployment, 'web-ui test');
   const started = await startOrder(client, taskQueue, order);
   const result = await started.handle.result();

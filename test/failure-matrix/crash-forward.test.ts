@@ -76,6 +76,7 @@ async function cancelBeforeRetry(harness: SagaHarness, handle: WorkflowHandle, a
     workflowBundle: { codePath: inject('workflowBundlePath') },
     // The harness's build: the cancelled run is pinned to it.
     workerDeploymentOptions: workerDeploymentOptions(harness.deployment),
+    dataConverter: harness.dataConverter,
     sinks: workflowSpanSinks(null),
   });
   const polling = workflowsOnly.run();
