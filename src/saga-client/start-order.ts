@@ -88,9 +88,11 @@ export function orderStartOptions(taskQueue: string, order: OrderInput) {
       { key: OrderIdAttribute, value: order.orderId },
       { key: OrderStatusAttribute, value: 'pending' },
     ],
-    staticSummary: `Order ${order.orderId}: ${order.amount} ${order.currency.toUpperCase()} (minor units), customer ${order.customerId}, ${order.quantity} × ${order.sku}`,
+    // The order and the step only, never the customer, the card or the amount: encrypted like every
+    // payload, and safe to show where nothing decodes them (docs/encryption.md).
+    staticSummary: `Order ${order.orderId}`,
     // Markdown in the Web UI: the key's shape goes in a code span, or `<...>` is read as HTML.
-    staticDetails: `Payment method ${order.paymentMethod}. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
+    staticDetails: `Reserve, hold, capture, confirm. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
   };
 }
 

@@ -60,7 +60,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
         const { released } = await compensation.releaseStock.executeWithOptions(
           {
             activityId: ActivityId.releaseStock,
-            summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
+            summary: `Compensation · Postgres: release order ${order.orderId}'s reservation · key ${keyOf(ActivityId.releaseStock)}`,
           },
           [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock }],
         );
@@ -123,7 +123,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     await forward.reserveStock.executeWithOptions(
       {
         activityId: ActivityId.reserveStock,
-        summary: `Postgres: reserve ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.reserveStock)}`,
+        summary: `Postgres: reserve order ${order.orderId}'s stock · key ${keyOf(ActivityId.reserveStock)}`,
       },
       [{ orderId: order.orderId, sku: order.sku, quantity: order.quantity, originalRunId }],
     );
@@ -134,7 +134,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     const authorized = await authorization.authorizePayment.executeWithOptions(
       {
         activityId: ActivityId.authorizePayment,
-        summary: `Stripe: hold ${order.amount} ${order.currency.toUpperCase()} (minor units) on customer ${order.customerId}'s card · key ${keyOf(ActivityId.authorizePayment)}`,
+        summary: `Stripe: hold order ${order.orderId}'s payment · key ${keyOf(ActivityId.authorizePayment)}`,
       },
       [{ order, workflowId, originalRunId }],
     );
@@ -147,7 +147,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       capture.capturePayment.executeWithOptions(
         {
           activityId: ActivityId.capturePayment,
-          summary: `Stripe + ledger: capture ${hold.amount} of hold ${hold.paymentIntentId} · key ${keyOf(ActivityId.capturePayment)}`,
+          summary: `Stripe + ledger: capture order ${order.orderId}'s hold · key ${keyOf(ActivityId.capturePayment)}`,
         },
         [{ orderId: order.orderId, workflowId, originalRunId, hold }],
       ),
@@ -265,7 +265,7 @@ async function captureBeforeDeadline(hold: HeldPayment, run: () => Promise<Captu
   );
   // Not cancellable itself: a cancelled workflow still waits here for its capture to end.
   const beforeDeadline = await CancellationScope.nonCancellable(() =>
-    condition(() => ended, remainingMs, { summary: `Capture deadline of hold ${hold.paymentIntentId}: capture_before less the margin` }),
+    condition(() => ended, remainingMs, { summary: 'Capture deadline: the hold\'s capture_before less the margin' }),
   );
   if (!beforeDeadline) {
     log.warn('the hold reached its capture deadline; stopping the capture', { paymentIntentId: hold.paymentIntentId });
@@ -304,8 +304,8 @@ async function awaitAuthorization(pending: PendingAuthorization, { order, origin
       {
         activityId: `${ActivityId.settleAuthorization}-${check}`,
         summary: event
-          ? `Stripe: settle the authorization ${settling.paymentIntentId} after webhook ${event.type} (${event.eventId})`
-          : `Stripe: no webhook within ${settling.recheckAfterMs} ms; ask for ${settling.paymentIntentId}`,
+          ? `Stripe: settle order ${order.orderId}'s authorization after webhook ${event.type}`
+          : `Stripe: no webhook within ${settling.recheckAfterMs} ms; ask Stripe about order ${order.orderId}'s authorization`,
       },
       [
         {
