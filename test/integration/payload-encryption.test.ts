@@ -1,13 +1,18 @@
 // Proves no history holds an order's payment data as text: every saga path (completed, declined,
 // out of stock, cancelled before and after the capture, a merchant refund) runs with the codec,
 // and in the raw history the server returns no payload, failure, summary or details contains the
-// customer ID, the payment method or the amount. Opened with the codec, the same history has them.
-import { randomUUID } from 'node:crypto';
+// customer ID, the payment method or the amount. Decoded through the codec server (POST /decode,
+// as the Web UI and the CLI call it), the same history has them.
+import { randomBytes, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticatorFor } from '../../src/codec-server/caller-auth.js';
+import { buildCodecServer } from '../../src/codec-server/server.js';
 import type { OrderInput } from '../../src/domain/order-input.js';
 import { encryptionCodecFor } from '../../src/platform/temporal/payload-encryption/data-converter.js';
 import { ENCRYPTED_ENCODING } from '../../src/platform/temporal/payload-encryption/encryption-codec.js';
@@ -81,10 +86,39 @@ async function visibleTexts(
   return { texts, payloads, encrypted, plain };
 }
 
-const codec = encryptionCodecFor(developmentEncryption());
-const decrypt = async (payload: Payload) => ((await codec.decode([payload]))[0] as Payload);
+const TOKEN = randomBytes(24).toString('hex');
+let codecServer: FastifyInstance;
+beforeAll(async () => {
+  codecServer = await buildCodecServer({
+    codec: encryptionCodecFor(developmentEncryption()),
+    authenticate: authenticatorFor({ kind: 'static-token', token: TOKEN }),
+    corsOrigins: [],
+    bodyLimitBytes: 4 * 1024 * 1024,
+    logger: pino({ level: 'silent' }),
+  });
+});
+afterAll(async () => {
+  await codecServer.close();
+});
 
-/** The raw history hides the secrets; decrypted with the codec, it holds each of them. */
+/** One payload through the codec server's POST /decode. */
+async function decrypt(payload: Payload): Promise<Payload> {
+  const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
+  const response = await codecServer.inject({
+    method: 'POST',
+    url: '/decode',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'x-namespace': 'default' },
+    payload: JSON.stringify({ payloads: [{ metadata: Object.fromEntries(Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, b64(value)])), data: b64(payload.data) }] }),
+  });
+  expect(response.statusCode).toBe(200);
+  const [decoded] = (JSON.parse(response.body) as { payloads: { metadata: Record<string, string>; data: string }[] }).payloads;
+  return {
+    metadata: Object.fromEntries(Object.entries(decoded?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+    data: Buffer.from(decoded?.data ?? '', 'base64'),
+  };
+}
+
+/** The raw history hides the secrets; decoded by the codec server, it holds each of them. */
 async function expectEncrypted(workflowId: string, secrets: string[]): Promise<void> {
   const history = await rawHistory(workflowId);
   const stored = await visibleTexts(history);
