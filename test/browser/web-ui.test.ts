@@ -1,5 +1,7 @@
 // Proves in a real Chromium that the Temporal Web UI tells a compensated run's story: labelled
-// steps and compensations, idempotency keys in the history, the summary, and the search attributes.
+// steps and compensations, idempotency keys in the history, the summary, and the search attributes,
+// all decoded by the codec server the UI is pointed at (--ui-codec-endpoint); and that the same
+// page shows only ciphertext once the codec server refuses.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -19,7 +21,12 @@ import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import { createTestDatabase } from '../support/database.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
-import { developmentDataConverter } from '../support/payload-keys.js';
+import { developmentDataConverter, developmentEncryption } from '../support/payload-keys.js';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { authenticatorFor } from '../../src/codec-server/caller-auth.js';
+import { buildCodecServer } from '../../src/codec-server/server.js';
+import { encryptionCodecFor } from '../../src/platform/temporal/payload-encryption/data-converter.js';
 
 /** The global setup finds Chromium or installs Debian's package (src/platform/tools/chromium.ts); playwright-core downloads no browser. */
 const CHROMIUM = inject('chromiumPath');
@@ -51,6 +58,10 @@ const order: OrderInput = {
 };
 
 let server: RunningTemporalServer;
+const CODEC_TOKEN = randomBytes(24).toString('hex');
+const staticToken = authenticatorFor({ kind: 'static-token', token: CODEC_TOKEN });
+/** Set by the last test: the codec server then refuses every request, as it would a revoked token. */
+let codecRefuses = false;
 let openedPage: Page | undefined;
 /** Why Chromium did not launch: every test then fails with it, none is skipped. */
 let launchFailure: Error | undefined;
@@ -81,10 +92,24 @@ beforeAll(async () => {
   }
   await rm(ARTIFACTS, { recursive: true, force: true });
   await mkdir(ARTIFACTS, { recursive: true });
+  // The codec server the UI decodes with, as the stack runs it: the dev UI passes no header, so
+  // the token rides in the endpoint's path.
+  const uiPort = await findFreePort();
+  const codecServer = await buildCodecServer({
+    codec: encryptionCodecFor(developmentEncryption()),
+    authenticate: (token) => (codecRefuses ? Promise.resolve(null) : staticToken(token)),
+    corsOrigins: [`http://127.0.0.1:${uiPort}`],
+    bodyLimitBytes: 4 * 1024 * 1024,
+    logger: pino({ level: 'silent' }),
+    tokenInPath: true,
+  });
+  const codecUrl = await codecServer.listen({ port: 0, host: '127.0.0.1' });
+  cleanups.push(() => codecServer.close());
   server = await startTemporalServer({
     cli: inject('temporalCli'),
     port: await findFreePort(),
-    uiPort: await findFreePort(),
+    uiPort,
+    uiCodecEndpoint: `${codecUrl}/ui/${CODEC_TOKEN}`,
     databaseFile: null,
     namespace: NAMESPACE,
     logFile: path.join(ARTIFACTS, 'temporal-dev-server.log'),
@@ -219,5 +244,18 @@ describe("the Temporal Web UI tells a compensated run's story", () => {
       waitUntil: 'networkidle',
     });
     await expectVisible('No Workflows');
+  });
+
+  it("decodes the run's input and its activities' results through the codec server, and shows only ciphertext once it refuses", async () => {
+    await page().goto(runPage('history'), { waitUntil: 'networkidle' });
+    await expectVisible(order.customerId);
+    await expectVisible('"status":"compensated"');
+    codecRefuses = true;
+    await page().goto(runPage('history'), { waitUntil: 'networkidle' });
+    // The UI says the codec server refused, and shows the input and the result as the ciphertext they are.
+    await expectRenderedMarkdown('Codec Server could not connect');
+    const shown = await Promise.all(page().frames().map((frame) => frame.locator('body').innerText().catch(() => '')));
+    expect(shown.join('\n')).not.toContain(order.customerId);
+    await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-codec-refused.png') });
   });
 });

@@ -384,6 +384,8 @@ beforeAll(async () => {
     'receipts consumer': `http://127.0.0.1:${receiptsMetrics}/metrics`,
   });
   stack = {
+    codecServerUrl: null,
+    codecServerToken: null,
     pid: process.pid,
     startedAt: new Date().toISOString(),
     temporalAddress,
