@@ -203,7 +203,12 @@ async function reapOnce(): Promise<void> {
  * option, a malformed tenant ID or key prefix); 3 `keys revoke` named a prefix no key has.
  */
 function fail(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof InvalidTenantIdError || error instanceof InvalidScopeError) {
+  if (error instanceof ConfigError) {
+    // One line per bad setting, each naming the variable to set.
+    for (const problem of error.problems) console.error(`api: ${problem}`);
+    process.exit(2);
+  }
+  if (error instanceof InvalidTenantIdError || error instanceof InvalidScopeError) {
     console.error(`api: ${error.message}`);
     process.exit(2);
   }

@@ -180,7 +180,8 @@ async function describeOnceKnown(client: Client, deploymentName: string, timeout
 
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
-    console.error(`worker: ${error.message}`);
+    // One line per bad setting, each naming the variable to set.
+    for (const problem of error.problems) console.error(`worker: ${problem}`);
     process.exit(2);
   }
   // One line a person can act on; the structured log keeps the details for the log pipeline.
