@@ -15,6 +15,7 @@ import { buildCodecServer } from '../../src/codec-server/server.js';
 import { loadCodecServerSettings } from '../../src/codec-server/settings.js';
 import { EncryptionCodec } from '../../src/platform/temporal/payload-encryption/encryption-codec.js';
 import { PayloadKeyRing } from '../../src/platform/temporal/payload-encryption/key-ring.js';
+import { runCli } from '../support/run-cli.js';
 
 const TOKEN = randomBytes(24).toString('hex');
 const SECRET = `cust-secret-${randomBytes(6).toString('hex')}`;
@@ -152,6 +153,12 @@ describe('codec server: production access tokens', () => {
     expect(logLines.some((line) => line.includes('"subject":"ada@example.com"'))).toBe(true);
     expect((await post(await sign({ aud: 'another-app', sub: 'mallory' }))).statusCode).toBe(401);
     expect((await post(TOKEN)).statusCode).toBe(401);
+  });
+
+  it('npm run codec-server without a token exits 2 with one line naming CODEC_SERVER_TOKEN', async () => {
+    const result = await runCli('src/codec-server.ts', [], {});
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^codec-server: CODEC_SERVER_TOKEN: is required/)]);
   });
 
   it('production refuses the static token and requires the Web UI origins', () => {
