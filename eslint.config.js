@@ -48,6 +48,13 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS the SDK require()s by path (the failure converter): outside the TypeScript project.
+    files: ['**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { ...tseslint.configs.disableTypeChecked.languageOptions, sourceType: 'commonjs', globals: globals.node },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     files: ['**/*.ts', '**/*.js'],
     ignores: ['packages/stripe-emulator/**'],
     rules: {

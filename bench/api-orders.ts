@@ -16,6 +16,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createApiKey } from '../src/api/auth/api-keys.js';
+import { dataConverterFor } from '../src/platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from '../src/platform/temporal/payload-encryption/settings.js';
 import { buildApiServer } from '../src/api/server.js';
 import { DEFAULT_API_IDEMPOTENCY } from '../src/api/idempotency/settings.js';
 import { migrate } from '../src/platform/db/migrate.js';
@@ -62,7 +64,7 @@ async function main(): Promise<void> {
       signalPaymentEvent: () => Promise.resolve('no-workflow' as const),
       stripeWebhook: { secrets: ['whsec_bench'], toleranceSeconds: 300 },
       logger: pino({ level: 'silent' }),
-      temporal: { client: new Client({ connection }), taskQueue: `bench-api-${randomUUID()}` },
+      temporal: { client: new Client({ connection, dataConverter: dataConverterFor(loadPayloadEncryptionSettings()) }), taskQueue: `bench-api-${randomUUID()}` },
       apiIdempotency: DEFAULT_API_IDEMPOTENCY,
       // No worker runs, so no outcome comes: answer 202 at once rather than wait for one.
       outcomeWaitMs: 0,

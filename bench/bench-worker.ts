@@ -16,6 +16,8 @@ import { workerDeploymentOptions, workflowBuildIdOf } from '../src/platform/temp
 import { becomeCurrent } from '../src/operations/deploy/deployment-routing.js';
 import { startTracing } from '../src/platform/telemetry/tracing.js';
 import { workerTelemetryOptions } from '../src/platform/telemetry/worker-telemetry.js';
+import { dataConverterFor, FAILURE_CONVERTER_PATH } from '../src/platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from '../src/platform/temporal/payload-encryption/settings.js';
 import { createBaselineActivities } from './baseline-activities.js';
 import { countQueries } from './query-counter.js';
 import type { WorkerReply, WorkerRequest } from './worker-protocol.js';
@@ -32,6 +34,8 @@ const env = z
     STRIPE_SECRET_KEY: z.string().min(1),
     /** Set: the worker's metrics (the SDK's Prometheus exporter on this port) and traces (this file) are on, as in the stack. */
     BENCH_METRICS_PORT: z.coerce.number().int().positive().optional(),
+    /** `off`: the saga's payloads unencrypted, for the encryption comparison only (bench.ts). */
+    BENCH_ENCRYPTION: z.enum(['on', 'off']).default('on'),
     BENCH_TRACE_FILE: z.string().min(1).optional(),
   })
   .parse(process.env);
@@ -53,6 +57,7 @@ const worker =
         namespace: 'default',
         taskQueue: env.TEMPORAL_TASK_QUEUE,
         deps: { db, stripe },
+        dataConverter: env.BENCH_ENCRYPTION === 'on' ? dataConverterFor(loadPayloadEncryptionSettings()) : { failureConverterPath: FAILURE_CONVERTER_PATH },
         deployment,
         workflowBundle: { codePath: env.BENCH_WORKFLOW_BUNDLE },
         tracing,
@@ -64,6 +69,7 @@ const worker =
         taskQueue: env.TEMPORAL_TASK_QUEUE,
         workflowBundle: { codePath: env.BENCH_WORKFLOW_BUNDLE },
         workerDeploymentOptions: workerDeploymentOptions(deployment),
+        dataConverter: dataConverterFor(loadPayloadEncryptionSettings()),
         activities: createBaselineActivities(),
       });
 

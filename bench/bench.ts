@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { FAILURE_CONVERTER_PATH } from '../src/platform/temporal/payload-encryption/data-converter.js';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { Command, InvalidArgumentError } from 'commander';
 import { execa } from 'execa';
@@ -32,7 +33,7 @@ import { FULL_PLAN, QUICK_PLAN, type BenchPlan } from './plan.js';
 import { compareProductionWorkers, medianCpuRatio, type ProductionWorkerResult } from './production-worker.js';
 import { measurePaymentOutcome, PAYMENT_OUTCOME_TENANT } from './payment-outcome.js';
 import { proveReplayCost } from './replay-proof.js';
-import { fixed, markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type Workload } from './report.js';
+import { fixed, markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type EncryptionCost, type Workload } from './report.js';
 import { benchWorkerPids, startBenchWorker, type BenchWorker } from './worker-child.js';
 import { measurePathCosts, measureWorkloadCosts, roundTripsReport, roundTripTargets, throughputRatios, WORKFLOW_TYPE, workflowIdOf, WORKLOADS, type RoundTrips } from './round-trips.js';
 import { combineCpu, cpuBetween, snapshotCpu, type CpuBreakdown } from './machine-cpu.js';
@@ -208,6 +209,25 @@ async function main(): Promise<void> {
     });
     say(`  off ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s, on ${telemetry.on.ordersPerSecond.toFixed(1)} orders/s (${(telemetry.onOverOff * 100).toFixed(1)}%, median of rounds ${telemetry.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join("/")})`);
 
+    say(`encryption: the saga with its payloads encrypted against unencrypted, at concurrency ${plan.telemetry.concurrency}`);
+    // The unencrypted side's client has no codec either: the same data converter minus the codec.
+    const plainClient = new Client({ connection: server.client.connection, namespace: 'default', dataConverter: { failureConverterPath: FAILURE_CONVERTER_PATH } });
+    const encryption = await measureEncryptionCost({
+      db,
+      startWorkers: async () => {
+        const [off, on] = await Promise.all([
+          startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-plain-${tag}`, BENCH_ENCRYPTION: 'off' }),
+          startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-encrypted-${tag}` }),
+        ]);
+        return { off, on };
+      },
+      run: (encrypted: boolean, label: string) =>
+        orderRunner(encrypted ? server.client : plainClient, 'saga', encrypted ? `bench-encrypted-${tag}` : `bench-plain-${tag}`, `${label}-${tag}`),
+      warmupOrders: Math.ceil(plan.telemetry.orders / plan.telemetry.rounds),
+      ...plan.telemetry,
+    });
+    say(`  off ${encryption.off.ordersPerSecond.toFixed(1)} orders/s, on ${encryption.on.ordersPerSecond.toFixed(1)} orders/s (${(encryption.onOverOff * 100).toFixed(1)}%, median of rounds ${encryption.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')})`);
+
     // The paced clients offer a fixed 4 checkouts a second, well below what the saga sustains.
     const offeredPerSecond = CHECKOUT_RATE;
     say(
@@ -279,7 +299,7 @@ async function main(): Promise<void> {
         })
       : null;
 
-    const assembled = await assemble({ startedAt, plan, loadBefore, levels, scaleOut, inFlight, ledger, replay, paymentOutcome, telemetry, scale, db, server });
+    const assembled = await assemble({ startedAt, plan, loadBefore, levels, scaleOut, inFlight, ledger, replay, paymentOutcome, telemetry, encryption, scale, db, server });
     const result: BenchResult = {
       ...assembled,
       roundTrips,
@@ -604,6 +624,44 @@ async function measureTelemetryCost(options: {
  * One start's rounds as one result: the highest RSS any round reached, the fewest sagas any round
  * held in flight at once, and the CPU per order over all of them, with each round's figures kept.
  */
+/**
+ * The saga's throughput with its payloads encrypted against unencrypted: two fresh workers of the
+ * same bundle, one with the codec and one without (BENCH_ENCRYPTION=off), each with a client like
+ * it, in alternating rounds as the telemetry comparison runs; the figure is the median of the
+ * rounds' ratios.
+ */
+async function measureEncryptionCost(options: {
+  db: ThrowawayDatabase;
+  startWorkers: () => Promise<{ off: BenchWorker; on: BenchWorker }>;
+  run: (encrypted: boolean, label: string) => (index: number) => Promise<void>;
+  warmupOrders: number;
+  concurrency: number;
+  orders: number;
+  rounds: number;
+}): Promise<EncryptionCost> {
+  const workers = await options.startWorkers();
+  try {
+    for (const encrypted of [false, true]) {
+      await runClosedLoop({ concurrency: options.concurrency, total: options.warmupOrders, runOne: options.run(encrypted, `warm-${encrypted ? 'encrypted' : 'plain'}`) });
+    }
+    const chunk = Math.ceil(options.orders / options.rounds);
+    const samples = { off: [] as LevelSample[], on: [] as LevelSample[] };
+    for (let round = 0; round < options.rounds; round++) {
+      const turn = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+      for (const way of turn) {
+        const runOne = options.run(way === 'on', `encryption-${way}-r${round}`);
+        samples[way].push(await measureLevel(options.db, workers[way], () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
+      }
+    }
+    const [off, on] = [combine(samples.off), combine(samples.on)];
+    const side = (level: typeof off) => ({ ordersPerSecond: round(level.ordersPerSecond, 2), p50Ms: round(level.latencyMs.p50, 1), workerCpuMsPerOrder: round(level.workerCpuMsPerOrder, 2) });
+    const roundRatios = ratiosPerRound(on, off);
+    return { concurrency: options.concurrency, off: side(off), on: side(on), onOverOff: round(median(roundRatios), 3), roundRatios };
+  } finally {
+    await Promise.all([workers.on.stop(), workers.off.stop()]);
+  }
+}
+
 function combineInFlight(runs: ProductionWorkerResult[]): InFlightResult {
   const [first] = runs;
   if (!first) throw new Error('no production worker round to combine');
@@ -672,11 +730,12 @@ async function assemble(parts: {
   replay: BenchResult['replay'];
   paymentOutcome: BenchResult['paymentOutcome'];
   telemetry: BenchResult['telemetry'];
+  encryption: BenchResult['encryption'];
   scale: BenchResult['scale'];
   db: ThrowawayDatabase;
   server: DevServer;
 }): Promise<BenchResult> {
-  const { levels, scaleOut, inFlight, ledger, replay, paymentOutcome, telemetry, scale } = parts;
+  const { levels, scaleOut, inFlight, ledger, replay, paymentOutcome, telemetry, encryption, scale } = parts;
   const of = (workload: Workload) => levels.filter((level) => level.workload === workload);
   const bestOf = (workload: Workload) =>
     of(workload).reduce((best, level) => (level.ordersPerSecond > best.ordersPerSecond ? level : best));
@@ -746,6 +805,12 @@ async function assemble(parts: {
       measured: `${(telemetry.onOverOff * 100).toFixed(1)}% (median of rounds ${telemetry.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')}; ${telemetry.on.ordersPerSecond.toFixed(1)} vs ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s at ${telemetry.concurrency}; machine CPU per order ${fixed(telemetry.on.machineCpuMsPerOrder)} vs ${fixed(telemetry.off.machineCpuMsPerOrder)} ms predicts ${(telemetry.cpuPredictedRatio * 100).toFixed(1)}%; ${telemetry.on.spansPerOrder.toFixed(1)} spans/order)`,
       met: telemetry.onOverOff >= 0.95,
     },
+    {
+      name: 'saga throughput with payload encryption on vs off',
+      goal: '≥ 97% (median of the rounds)',
+      measured: `${(encryption.onOverOff * 100).toFixed(1)}% (median of rounds ${encryption.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')}; ${encryption.on.ordersPerSecond.toFixed(1)} vs ${encryption.off.ordersPerSecond.toFixed(1)} orders/s at ${encryption.concurrency}; worker CPU per order ${fixed(encryption.on.workerCpuMsPerOrder)} vs ${fixed(encryption.off.workerCpuMsPerOrder)} ms)`,
+      met: encryption.onOverOff >= 0.97,
+    },
     ...(scale
       ? [
           {
@@ -803,6 +868,7 @@ async function assemble(parts: {
     replay,
     paymentOutcome,
     telemetry,
+    encryption,
     scale,
     targets,
     durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),

@@ -26,6 +26,7 @@ import type { OrderResult } from '../src/domain/order-result.js';
 import type { Queryable } from '../src/platform/db/queryable.js';
 import { setStock } from '../src/orders/stock.js';
 import { findFreePort } from '../src/operations/stack/ports.js';
+import { developmentKeyRingEnv } from '../src/platform/temporal/payload-encryption/key-ring.js';
 import { orderStartOptions } from '../src/saga-client/start-order.js';
 import { BUNDLE_FILES } from '../src/platform/temporal/bundle-workflows.js';
 import { becomeCurrent } from '../src/operations/deploy/deployment-routing.js';
@@ -90,6 +91,8 @@ export async function startProductionWorker(variant: ProductionWorkerVariant, en
     HOME: process.env.HOME ?? '/tmp',
     ...(process.env.TMPDIR && { TMPDIR: process.env.TMPDIR }),
     NODE_ENV: 'production',
+    // The development ring the bench's client uses, given as production requires keys to be.
+    ...developmentKeyRingEnv(),
     DATABASE_URL: env.databaseUrl,
     STRIPE_API_BASE: env.stripeApiBase,
     STRIPE_SECRET_KEY: env.stripeSecretKey,

@@ -92,6 +92,8 @@ export interface BenchResult {
   paymentOutcome: PaymentOutcomeBench;
   /** The saga with the worker's Prometheus metrics and traces (the stack's local trace store) on, against off. */
   telemetry: TelemetryCost;
+  /** The saga with its payloads encrypted (the codec) against unencrypted, at the same concurrency. */
+  encryption: EncryptionCost;
   /** With --scale: the saga and the ledger on a database of that many finished orders; else null. */
   scale: ScaleResult | null;
   targets: Target[];
@@ -155,6 +157,15 @@ export interface TelemetrySide {
   /** Every process's CPU per order (bench/machine-cpu.ts). */
   machineCpuMsPerOrder: number;
   machineBusy: number;
+}
+
+export interface EncryptionCost {
+  concurrency: number;
+  off: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number };
+  on: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number };
+  /** Throughput encrypted over unencrypted: the median of the alternating rounds' ratios. */
+  onOverOff: number;
+  roundRatios: number[];
 }
 
 export interface TelemetryCost {

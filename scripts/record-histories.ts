@@ -7,6 +7,9 @@
  *
  *   npm run record-histories [-- --out test/fixtures/histories]
  *
+ * Every payload is encrypted with the committed TEST-ONLY key (test/fixtures/keys), as the replay
+ * test reads them.
+ *
  * Record again after an intended workflow change that is deployed with a versioning strategy;
  * an unintended change shows up as a failing replay test instead.
  */
@@ -33,6 +36,8 @@ import { becomeCurrent } from '../src/operations/deploy/deployment-routing.js';
 import { ORDER_SEARCH_ATTRIBUTES } from '../src/platform/temporal/search-attributes.js';
 import type { orderPaymentSaga } from '../src/workflows/index.js';
 import { createTestDatabase } from '../test/support/database.js';
+import { testOnlyEncryption } from '../test/support/payload-keys.js';
+import { dataConverterFor } from '../src/platform/temporal/payload-encryption/data-converter.js';
 
 const DEFAULT_OUT = fileURLToPath(new URL('../test/fixtures/histories', import.meta.url));
 const TASK_QUEUE = 'record-histories';
@@ -125,7 +130,9 @@ async function main(): Promise<void> {
   // Expected failures (the decline, the out-of-stock) are part of the recording, not news.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
+  const dataConverter = dataConverterFor(testOnlyEncryption());
   const env = await TestWorkflowEnvironment.createLocal({
+    client: { dataConverter },
     server: {
       executable: { type: 'existing-path', path: resolveTemporalCli() },
       searchAttributes: ORDER_SEARCH_ATTRIBUTES,
@@ -146,6 +153,7 @@ async function main(): Promise<void> {
       taskQueue: TASK_QUEUE,
       // The asynchronous path rechecks Stripe soon instead of waiting 15 minutes for a webhook.
       deps: { db: db.pool, stripe, settlementRecheckMs: 1_000 },
+      dataConverter,
       deployment,
       workflowBundle: code.bundle,
       shutdownGraceTimeMs: 5_000,

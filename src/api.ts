@@ -20,6 +20,8 @@ import { apiMetricsRegistry } from './platform/telemetry/api-metrics.js';
 import { startMetricsServer, type MetricsServer } from './platform/telemetry/metrics-server.js';
 import { startTracing } from './platform/telemetry/tracing.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
+import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { temporalSignaller } from './messaging/webhooks/workflow-handoff.js';
 import {
   API_KEY_PREFIX_PATTERN,
@@ -66,6 +68,7 @@ async function serve(): Promise<void> {
     connect: loadTemporalConnectConfig,
     rateLimit: loadRateLimitSettings,
     metrics: () => loadMetricsListenerSettings('API_METRICS_PORT', 9465),
+    encryption: loadPayloadEncryptionSettings,
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
@@ -74,6 +77,7 @@ async function serve(): Promise<void> {
   const client = new Client({
     connection,
     namespace: settings.connect.namespace,
+    dataConverter: dataConverterFor(settings.encryption),
     // The workflow start and update carry the request's trace context to the workflow's spans.
     ...(tracing && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
   });
@@ -199,7 +203,12 @@ async function reapOnce(): Promise<void> {
  * option, a malformed tenant ID or key prefix); 3 `keys revoke` named a prefix no key has.
  */
 function fail(error: unknown): never {
-  if (error instanceof ConfigError || error instanceof InvalidTenantIdError || error instanceof InvalidScopeError) {
+  if (error instanceof ConfigError) {
+    // One line per bad setting, each naming the variable to set.
+    for (const problem of error.problems) console.error(`api: ${problem}`);
+    process.exit(2);
+  }
+  if (error instanceof InvalidTenantIdError || error instanceof InvalidScopeError) {
     console.error(`api: ${error.message}`);
     process.exit(2);
   }

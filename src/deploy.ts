@@ -5,6 +5,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { exitWhenDone } from './platform/config/cli-exit.js';
 import { loadAll } from './platform/config/settings.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
+import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { loadWorkerDeploymentSettings } from './platform/temporal/worker-deployment.js';
 import {
   describeDeployment,
@@ -43,10 +45,10 @@ function formatState(state: DeploymentState): string {
 }
 
 async function withClient<T>(run: (client: Client, deploymentName: string) => Promise<T>): Promise<T> {
-  const settings = loadAll({ connect: loadTemporalConnectConfig, deployment: loadWorkerDeploymentSettings });
+  const settings = loadAll({ connect: loadTemporalConnectConfig, deployment: loadWorkerDeploymentSettings, encryption: loadPayloadEncryptionSettings });
   const connection = await Connection.connect(settings.connect.connectionOptions);
   try {
-    return await run(new Client({ connection, namespace: settings.connect.namespace }), settings.deployment.deploymentName);
+    return await run(new Client({ connection, namespace: settings.connect.namespace, dataConverter: dataConverterFor(settings.encryption) }), settings.deployment.deploymentName);
   } catch (error) {
     if (error instanceof UnknownDeploymentError) throw new Error(`${error.message}: start a worker of it first`);
     throw error;

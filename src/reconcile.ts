@@ -9,6 +9,8 @@ import { orderInputSchema } from './domain/order-input.js';
 import { lastReconciliationReport, reconciliationScheduleId } from './operations/retention/schedules.js';
 import { createStripeClient } from './money/stripe/client.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
+import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { checkInvariants } from './operations/reconcile/invariant-checker.js';
 import { formatSummary, summarize } from './operations/reconcile/summary.js';
 
@@ -56,10 +58,10 @@ async function main(): Promise<number> {
 
 /** The report the daily reconciliation's schedule (src/operations/retention/schedules.ts) last produced. */
 async function printLastScheduledReport(json: boolean): Promise<number> {
-  const settings = loadAll({ temporal: loadTemporalSettings, connect: loadTemporalConnectConfig });
+  const settings = loadAll({ temporal: loadTemporalSettings, connect: loadTemporalConnectConfig, encryption: loadPayloadEncryptionSettings });
   const connection = await Connection.connect(settings.connect.connectionOptions);
   try {
-    const client = new Client({ connection, namespace: settings.connect.namespace });
+    const client = new Client({ connection, namespace: settings.connect.namespace, dataConverter: dataConverterFor(settings.encryption) });
     const report = await lastReconciliationReport(client, settings.temporal.taskQueue);
     if (!report) throw new Error(`the schedule ${reconciliationScheduleId(settings.temporal.taskQueue)} has no finished report yet`);
     console.log(json ? JSON.stringify(report) : `${formatSummary({ ...report, orders: [] })}\n(the scheduled run's report; ${report.violationCount} violation(s) in all)`);

@@ -12,6 +12,8 @@ import { requestHash } from './money/idempotency/request-hash.js';
 import { startOrderForPaymentOutcome } from './saga-client/payment-outcome.js';
 import { describeIfExists, OrderIdConflictError, resultOf, type StartOutcome } from './saga-client/start-order.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
+import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings, type PayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { startTracing, TraceAttribute, type Tracing } from './platform/telemetry/tracing.js';
 
 /** Exit codes a script can branch on. */
@@ -76,6 +78,7 @@ async function main(): Promise<number> {
   }
   const settings = loadTemporalSettings();
   const connect = loadTemporalConnectConfig();
+  const encryption = loadPayloadEncryptionSettings();
   const order = parsed.value;
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE): the
   // order's trace starts here, in a span carrying only its ID, and its workflow start or update
@@ -86,7 +89,7 @@ async function main(): Promise<number> {
       .getTracer('order-payments-starter')
       .startActiveSpan('start order', { attributes: { [TraceAttribute.orderId]: order.orderId } }, async (span) => {
         try {
-          const code = await startAndReport(order, flags, settings, connect, tracing);
+          const code = await startAndReport(order, flags, settings, connect, encryption, tracing);
           if (code !== Exit.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: `exit code ${code}` });
           return code;
         } catch (error) {
@@ -107,6 +110,7 @@ async function startAndReport(
   flags: Flags,
   settings: ReturnType<typeof loadTemporalSettings>,
   connect: ReturnType<typeof loadTemporalConnectConfig>,
+  encryption: PayloadEncryptionSettings,
   tracing: Tracing | null,
 ): Promise<number> {
   const connection = await Connection.connect(connect.connectionOptions);
@@ -114,6 +118,7 @@ async function startAndReport(
     const client = new Client({
       connection,
       namespace: connect.namespace,
+      dataConverter: dataConverterFor(encryption),
       ...(tracing && { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } }),
     });
     // Only chooses the verb below; the workflow-ID policies are what hold under a race.

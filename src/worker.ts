@@ -24,6 +24,8 @@ import { loadWorkerDeploymentSettings, versionName, type WorkerDeployment, type 
 import { becomeCurrent, describeDeployment, UnknownDeploymentError } from './operations/deploy/deployment-routing.js';
 import { loadTemporalConnectConfig } from './platform/temporal/connection-config.js';
 import { createOrderWorker } from './platform/temporal/order-worker.js';
+import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { startTracing } from './platform/telemetry/tracing.js';
 import { workerTelemetryOptions } from './platform/telemetry/worker-telemetry.js';
 import { startFailureLine } from './platform/tools/bootstrap-error.js';
@@ -40,7 +42,9 @@ async function main(): Promise<void> {
     metrics: loadWorkerMetricsSettings,
     retention: loadRetentionSettings,
     deployment: loadWorkerDeploymentSettings,
+    encryption: loadPayloadEncryptionSettings,
   });
+  const dataConverter = dataConverterFor(settings.encryption);
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
   const tracing = startTracing('order-payments-worker');
   // Production loads the workflow code bundled ahead of time (npm run build): the reviewed,
@@ -78,11 +82,12 @@ async function main(): Promise<void> {
       namespace: settings.connect.namespace,
       taskQueue: settings.temporal.taskQueue,
       deps: { db, stripe, ...settings.settlement, keyRetentionMs: settings.retention.activityKeyMs },
+      dataConverter,
       deployment,
       workflowBundle: workflowCode.bundle,
       tracing,
     });
-    const client = new Client({ connection, namespace: settings.connect.namespace });
+    const client = new Client({ connection, namespace: settings.connect.namespace, dataConverter });
     // The scheduled jobs (reaper, daily reconciliation) run on this worker; see schedules.ts for
     // why the worker, not a separate command, creates them. Payments matter more than retention:
     // a worker that cannot write the schedules says so and polls anyway; the next start retries.
@@ -112,6 +117,7 @@ async function main(): Promise<void> {
         workflows: bundlePath ?? 'bundled from source',
         metrics: settings.metrics.port === null ? 'off' : `http://127.0.0.1:${settings.metrics.port}/metrics`,
         traces: tracing ? 'on' : 'off',
+        payloadKeys: `${settings.encryption.keys.describe()} (${settings.encryption.source})`,
       },
       'worker started',
     );
@@ -174,7 +180,8 @@ async function describeOnceKnown(client: Client, deploymentName: string, timeout
 
 main().catch((error: unknown) => {
   if (error instanceof ConfigError) {
-    console.error(`worker: ${error.message}`);
+    // One line per bad setting, each naming the variable to set.
+    for (const problem of error.problems) console.error(`worker: ${problem}`);
     process.exit(2);
   }
   // One line a person can act on; the structured log keeps the details for the log pipeline.

@@ -74,7 +74,7 @@ export function createCapturePayment(deps: ActivityDeps) {
     }
 
     // Phase 2: the Stripe call.
-    log.info('capturing hold', { idempotencyKey: key, paymentIntentId: hold.paymentIntentId, amount: hold.amount, orderId: input.orderId });
+    log.info('capturing hold', { idempotencyKey: key, paymentIntentId: hold.paymentIntentId, orderId: input.orderId });
     let paymentIntent: Stripe.PaymentIntent;
     try {
       paymentIntent = await deps.stripe.paymentIntents.capture(

@@ -74,7 +74,7 @@ export function createMerchantRefund(deps: ActivityDeps) {
     let resolvedBy: MerchantRefundResult['resolvedBy'] = 'stripe-search';
     if (!refund) {
       resolvedBy = 'stripe';
-      log.info('creating merchant Refund', { idempotencyKey: key, paymentIntentId, amount: input.amount });
+      log.info('creating merchant Refund', { idempotencyKey: key, paymentIntentId, orderId: input.orderId });
       try {
         refund = await deps.stripe.refunds.create(
           {

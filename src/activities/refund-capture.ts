@@ -55,7 +55,7 @@ export function createRefundCapture(deps: ActivityDeps) {
     }
 
     // Phase 3: the Stripe call, then the refund and the ledger's reversal together.
-    log.info('refunding capture', { idempotencyKey: refundKey, paymentIntentId: capture.paymentIntentId, amount: capture.amountCaptured, orderId: input.orderId });
+    log.info('refunding capture', { idempotencyKey: refundKey, paymentIntentId: capture.paymentIntentId, orderId: input.orderId });
     const refund = await createRefund(input, refundKey, capture);
     failpoint('refund.after-stripe');
     const recorded = await recordRefund(deps.db, input.orderId, refundKey, {

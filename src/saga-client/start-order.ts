@@ -88,9 +88,11 @@ export function orderStartOptions(taskQueue: string, order: OrderInput) {
       { key: OrderIdAttribute, value: order.orderId },
       { key: OrderStatusAttribute, value: 'pending' },
     ],
-    staticSummary: `Order ${order.orderId}: ${order.amount} ${order.currency.toUpperCase()} (minor units), customer ${order.customerId}, ${order.quantity} × ${order.sku}`,
+    // The order and the step only, never the customer, the card or the amount: encrypted like every
+    // payload, and safe to show where nothing decodes them (docs/encryption.md).
+    staticSummary: `Order ${order.orderId}`,
     // Markdown in the Web UI: the key's shape goes in a code span, or `<...>` is read as HTML.
-    staticDetails: `Payment method ${order.paymentMethod}. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
+    staticDetails: `Reserve, hold, capture, confirm. Every side effect is keyed \`<original run ID>/<activity ID>\`.`,
   };
 }
 
@@ -118,8 +120,11 @@ export async function describeIfExists(client: Client, workflowId: string): Prom
 export async function assertSameOrder(client: Client, workflowId: string, runId: string, order: OrderInput): Promise<void> {
   const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-  const first = payloads[0];
-  const existing: unknown = first ? client.options.loadedDataConverter.payloadConverter.fromPayload(first) : undefined;
+  // The history holds the payloads as stored (encrypted): the client's codecs open them first.
+  const converter = client.options.loadedDataConverter;
+  let [first] = payloads;
+  for (const codec of [...converter.payloadCodecs].reverse()) if (first) [first] = await codec.decode([first]);
+  const existing: unknown = first ? converter.payloadConverter.fromPayload(first) : undefined;
   // The run's input, read as an order (anything else is not this order): the saga's own comparison.
   const running = parseOrderInput(existing);
   if (!running.ok || !sameOrder(running.value, order)) throw new OrderIdConflictError(order.orderId, existing);

@@ -74,7 +74,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       run: async () => {
         const { released } = await postgres.releaseStock.executeWithOptions(
           {
-            summary: `Compensation · Postgres: release the reservation of ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.releaseStock)}`,
+            summary: `Compensation · Postgres: release order ${order.orderId}'s reservation · key ${keyOf(ActivityId.releaseStock)}`,
           },
           [{ orderId: order.orderId, originalRunId, allocationActivityId: ActivityId.reserveStock, stepId: ActivityId.releaseStock }],
         );
@@ -132,7 +132,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     try {
       await postgres.recordOrderAndReserveStock.executeWithOptions(
         {
-          summary: `Postgres: record order ${order.orderId} and reserve ${order.quantity} × ${order.sku} · key ${keyOf(ActivityId.reserveStock)}`,
+          summary: `Postgres: record order ${order.orderId} and reserve its stock · key ${keyOf(ActivityId.reserveStock)}`,
         },
         [{ order, workflowId, originalRunId, stepId: ActivityId.reserveStock }],
       );
@@ -152,7 +152,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
     const authorized = await authorization.authorizePayment.executeWithOptions(
       {
         activityId: ActivityId.authorizePayment,
-        summary: `Stripe: hold ${order.amount} ${order.currency.toUpperCase()} (minor units) on customer ${order.customerId}'s card · key ${keyOf(ActivityId.authorizePayment)}`,
+        summary: `Stripe: hold order ${order.orderId}'s payment · key ${keyOf(ActivityId.authorizePayment)}`,
       },
       [{ order, workflowId, originalRunId }],
     );
@@ -165,7 +165,7 @@ export async function holdThenCaptureSaga(context: SagaContext): Promise<OrderRe
       capture.capturePayment.executeWithOptions(
         {
           activityId: ActivityId.capturePayment,
-          summary: `Stripe + ledger: capture ${hold.amount} of hold ${hold.paymentIntentId} · key ${keyOf(ActivityId.capturePayment)}`,
+          summary: `Stripe + ledger: capture order ${order.orderId}'s hold · key ${keyOf(ActivityId.capturePayment)}`,
         },
         [{ orderId: order.orderId, workflowId, originalRunId, hold }],
       ),
@@ -300,8 +300,8 @@ async function awaitAuthorization(pending: PendingAuthorization, { order, origin
       {
         activityId: `${ActivityId.settleAuthorization}-${check}`,
         summary: event
-          ? `Stripe: settle the authorization ${settling.paymentIntentId} after webhook ${event.type} (${event.eventId})`
-          : `Stripe: no webhook within ${settling.recheckAfterMs} ms; ask for ${settling.paymentIntentId}`,
+          ? `Stripe: settle order ${order.orderId}'s authorization after webhook ${event.type}`
+          : `Stripe: no webhook within ${settling.recheckAfterMs} ms; ask Stripe about order ${order.orderId}'s authorization`,
       },
       [
         {

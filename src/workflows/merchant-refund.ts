@@ -29,7 +29,7 @@ export async function merchantRefund(request: MerchantRefundRequest): Promise<Me
   // so pinning holds an old build's workers no longer than a refund takes.
   const { workflowId, originalExecutionRunId } = workflowInfo();
   return refunds.merchantRefund.executeWithOptions(
-    { activityId: ActivityId.merchantRefund, summary: `Stripe + ledger: refund ${request.amount} of order ${request.orderId}` },
+    { activityId: ActivityId.merchantRefund, summary: `Stripe + ledger: merchant refund ${request.refundRequestId} of order ${request.orderId}` },
     [{ ...request, workflowId, originalRunId: originalExecutionRunId }],
   );
 }

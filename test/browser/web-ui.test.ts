@@ -1,5 +1,7 @@
 // Proves in a real Chromium that the Temporal Web UI tells a compensated run's story: labelled
-// steps and compensations, idempotency keys in the history, the summary, and the search attributes.
+// steps and compensations, idempotency keys in the history, the summary, and the search attributes,
+// all decoded by the codec server the UI is pointed at (--ui-codec-endpoint); and that the same
+// page shows only ciphertext once the codec server refuses.
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -19,6 +21,12 @@ import { createOrderWorker } from '../../src/platform/temporal/order-worker.js';
 import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import { createTestDatabase } from '../support/database.js';
 import { refuseCompletion } from '../support/refuse-completion.js';
+import { developmentDataConverter, developmentEncryption } from '../support/payload-keys.js';
+import { randomBytes } from 'node:crypto';
+import { pino } from 'pino';
+import { authenticatorFor } from '../../src/codec-server/caller-auth.js';
+import { buildCodecServer } from '../../src/codec-server/server.js';
+import { encryptionCodecFor } from '../../src/platform/temporal/payload-encryption/data-converter.js';
 
 /** The global setup finds Chromium or installs Debian's package (src/platform/tools/chromium.ts); playwright-core downloads no browser. */
 const CHROMIUM = inject('chromiumPath');
@@ -50,6 +58,10 @@ const order: OrderInput = {
 };
 
 let server: RunningTemporalServer;
+const CODEC_TOKEN = randomBytes(24).toString('hex');
+const staticToken = authenticatorFor({ kind: 'static-token', token: CODEC_TOKEN });
+/** Set by the last test: the codec server then refuses every request, as it would a revoked token. */
+let codecRefuses = false;
 let openedPage: Page | undefined;
 /** Why Chromium did not launch: every test then fails with it, none is skipped. */
 let launchFailure: Error | undefined;
@@ -80,10 +92,24 @@ beforeAll(async () => {
   }
   await rm(ARTIFACTS, { recursive: true, force: true });
   await mkdir(ARTIFACTS, { recursive: true });
+  // The codec server the UI decodes with, as the stack runs it: the dev UI passes no header, so
+  // the token rides in the endpoint's path.
+  const uiPort = await findFreePort();
+  const codecServer = await buildCodecServer({
+    codec: encryptionCodecFor(developmentEncryption()),
+    authenticate: (token) => (codecRefuses ? Promise.resolve(null) : staticToken(token)),
+    corsOrigins: [`http://127.0.0.1:${uiPort}`],
+    bodyLimitBytes: 4 * 1024 * 1024,
+    logger: pino({ level: 'silent' }),
+    tokenInPath: true,
+  });
+  const codecUrl = await codecServer.listen({ port: 0, host: '127.0.0.1' });
+  cleanups.push(() => codecServer.close());
   server = await startTemporalServer({
     cli: inject('temporalCli'),
     port: await findFreePort(),
-    uiPort: await findFreePort(),
+    uiPort,
+    uiCodecEndpoint: `${codecUrl}/ui/${CODEC_TOKEN}`,
     databaseFile: null,
     namespace: NAMESPACE,
     logFile: path.join(ARTIFACTS, 'temporal-dev-server.log'),
@@ -103,6 +129,7 @@ beforeAll(async () => {
     namespace: NAMESPACE,
     taskQueue,
     deps: { db: db.pool, stripe },
+    dataConverter: developmentDataConverter(),
     deployment,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     shutdownGraceTimeMs: 5_000,
@@ -120,7 +147,7 @@ beforeAll(async () => {
   await refuseCompletion(db.pool);
   const connection = await Connection.connect({ address: server.address });
   cleanups.push(() => connection.close());
-  const client = new Client({ connection, namespace: NAMESPACE });
+  const client = new Client({ connection, namespace: NAMESPACE, dataConverter: developmentDataConverter() });
   await becomeCurrent(client, deployment, 'web-ui test');
   const started = await startOrder(client, taskQueue, order);
   const result = await started.handle.result();
@@ -174,8 +201,8 @@ describe("the Temporal Web UI tells a compensated run's story", () => {
     // The Postgres steps are local activities: the timeline marks them by type; their summaries
     // and keys are in the event history (the next test).
     await expectVisible('recordOrderAndReserveStock');
-    await expectVisible(`Stripe: hold 2500 USD (minor units) on customer ${order.customerId}'s card`);
-    await expectVisible('Stripe + ledger: capture 2500 of hold');
+    await expectVisible(`Stripe: hold order ${order.orderId}'s payment`);
+    await expectVisible(`Stripe + ledger: capture order ${order.orderId}'s hold`);
     await expectVisible('Compensation · Stripe + ledger: refund what was captured');
     await expectVisible('Compensation · Stripe: void the hold (free)');
     await expectVisible('releaseStock');
@@ -194,9 +221,9 @@ describe("the Temporal Web UI tells a compensated run's story", () => {
     await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-history.png') });
   });
 
-  it('shows the order, amount and customer as the summary, and the saga step as current details', async () => {
+  it('shows the order as the summary (never the customer, the card or the amount), and the saga step as current details', async () => {
     await page().goto(runPage('user-metadata'), { waitUntil: 'networkidle' });
-    await expectRenderedMarkdown(`Order ${order.orderId}: 2500 USD (minor units), customer ${order.customerId}, 1 × ${order.sku}`);
+    await expectRenderedMarkdown(`Order ${order.orderId}`);
     await expectRenderedMarkdown('Every side effect is keyed <original run ID>/<activity ID>');
     await expectRenderedMarkdown(`done · order ${order.orderId} · status compensated`);
     await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-metadata.png') });
@@ -219,5 +246,18 @@ describe("the Temporal Web UI tells a compensated run's story", () => {
       waitUntil: 'networkidle',
     });
     await expectVisible('No Workflows');
+  });
+
+  it("decodes the run's input and its activities' results through the codec server, and shows only ciphertext once it refuses", async () => {
+    await page().goto(runPage('history'), { waitUntil: 'networkidle' });
+    await expectVisible(order.customerId);
+    await expectVisible('"status":"compensated"');
+    codecRefuses = true;
+    await page().goto(runPage('history'), { waitUntil: 'networkidle' });
+    // The UI says the codec server refused, and shows the input and the result as the ciphertext they are.
+    await expectRenderedMarkdown('Codec Server could not connect');
+    const shown = await Promise.all(page().frames().map((frame) => frame.locator('body').innerText().catch(() => '')));
+    expect(shown.join('\n')).not.toContain(order.customerId);
+    await page().screenshot({ path: path.join(ARTIFACTS, 'compensated-run-codec-refused.png') });
   });
 });

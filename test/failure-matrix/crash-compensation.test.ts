@@ -1,5 +1,6 @@
 // Failure-matrix row 4 inside the compensations: a worker killed in the refund, the void or the
 // stock release is replaced by a fresh one, and each undo happens exactly once.
+import { failureMessage } from '../../src/platform/temporal/payload-encryption/data-converter.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ActivityId } from '../../src/domain/activity-ids.js';
@@ -70,7 +71,7 @@ function cancelOnceFailing(activityId: string, message: string) {
       async () => {
         const { raw } = await handle.describe();
         const pending = raw.pendingActivities?.find((activity) => activity.activityId === activityId);
-        expect(pending?.lastFailure?.message).toContain(message);
+        expect(await failureMessage(handle.client.options.loadedDataConverter, pending?.lastFailure)).toContain(message);
       },
       { timeout: 120_000, interval: 250 },
     );

@@ -171,7 +171,7 @@ describe('worker traces', () => {
     // production worker loads with tracing off.
     const history = await started.handle.fetchHistory();
     expect(JSON.stringify(history)).toContain('_tracer-data');
-    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('untracedWorkflowBundlePath') }, sinks: workflowSpanSinks(null) }, history, started.workflowId)).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('untracedWorkflowBundlePath') }, sinks: workflowSpanSinks(null), dataConverter: harness.dataConverter }, history, started.workflowId)).resolves.toBeUndefined();
   });
 
   it('a worker bundling its workflows from source traces the workflow too: the whole run is one trace, each activity under the workflow span that started it', async () => {

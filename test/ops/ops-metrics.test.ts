@@ -37,6 +37,7 @@ import { createTestStream, TEST_NATS_URL, type TestStream } from '../support/nat
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { samples, scrape } from '../support/prometheus-text.js';
 import { seriesSelectors, type SeriesSelector } from './promql-selectors.js';
+import { developmentDataConverter } from '../support/payload-keys.js';
 
 const OPS = path.join(PROJECT_ROOT, 'ops');
 const ALERTS_FILE = path.join(OPS, 'prometheus', 'alerts.yml');
@@ -383,6 +384,8 @@ beforeAll(async () => {
     'receipts consumer': `http://127.0.0.1:${receiptsMetrics}/metrics`,
   });
   stack = {
+    codecServerUrl: null,
+    codecServerToken: null,
     pid: process.pid,
     startedAt: new Date().toISOString(),
     temporalAddress,
@@ -412,7 +415,7 @@ afterAll(async () => {
 /** The paths the alerts watch that the demo's orders do not take. Resolves once each has ended. */
 async function pathsTheDemoDoesNotTake(): Promise<void> {
   const connection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection, namespace: stack.namespace });
+  const client = new Client({ connection, namespace: stack.namespace, dataConverter: developmentDataConverter() });
   const stripe = createStripeClient({ secretKey: stack.stripeSecretKey, apiBase: stack.emulatorUrl });
   const sku = `ops-${randomUUID().slice(0, 8)}`;
   await setStock(db.pool, sku, 100);

@@ -5,7 +5,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, inject, it } from 'vitest';
 import { historyFromJson } from '../../src/platform/temporal/history-json.js';
 import { workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
-import { decodePayload, loadRecordedHistories, readHistoryJson, recordedHistoryNames, workflowIdOf } from '../support/recorded-histories.js';
+import { decodePayload, loadRecordedHistories, readHistoryJson, recordedDataConverter, recordedHistoryNames, workflowIdOf } from '../support/recorded-histories.js';
 
 /**
  * Each path the saga can take, and how its recorded run ended. The histories are regenerated with
@@ -29,7 +29,8 @@ Runtime.install({ logger: new DefaultLogger('WARN') });
 function replayOptions(): ReplayWorkerOptions {
   // The same bundle every test worker runs, built from the current workflow source; it carries
   // the OpenTelemetry workflow interceptors, so it gets the sink a prebundled worker registers.
-  return { workflowBundle: { codePath: inject('workflowBundlePath') }, sinks: workflowSpanSinks(null) };
+  // It reads the payloads with the TEST-ONLY key they were recorded under.
+  return { workflowBundle: { codePath: inject('workflowBundlePath') }, sinks: workflowSpanSinks(null), dataConverter: recordedDataConverter() };
 }
 
 describe('failure matrix row 13: recorded histories replay without nondeterminism', () => {
@@ -42,7 +43,7 @@ describe('failure matrix row 13: recorded histories replay without nondeterminis
       const last = (await readHistoryJson(name)).events.at(-1);
       if (last?.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED') {
         const attributes = last.workflowExecutionCompletedEventAttributes as { result: { payloads: { data: string }[] } };
-        ends[name] = (decodePayload(attributes.result.payloads[0]) as { status: string }).status;
+        ends[name] = ((await decodePayload(attributes.result.payloads[0])) as { status: string }).status;
       } else {
         ends[name] = last?.eventType;
       }
@@ -80,7 +81,7 @@ describe('failure matrix row 13: recorded histories replay without nondeterminis
     if (!first || !second) throw new Error('completed.json has fewer than two scheduled activities');
     for (const field of ['activityId', 'activityType'] as const) [first[field], second[field]] = [second[field], first[field]];
 
-    const replay = Worker.runReplayHistory(replayOptions(), historyFromJson(json), workflowIdOf(json));
+    const replay = Worker.runReplayHistory(replayOptions(), historyFromJson(json), await workflowIdOf(json));
 
     await expect(replay).rejects.toBeInstanceOf(DeterminismViolationError);
   });

@@ -8,7 +8,7 @@ import { makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import { DefaultLogger, Runtime, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowSpanSinks } from '../../src/platform/temporal/order-worker.js';
-import { loadRecordedHistories } from '../support/recorded-histories.js';
+import { loadRecordedHistories, recordedDataConverter } from '../support/recorded-histories.js';
 
 /**
  * Turning tracing on must not break a run in flight: every recorded history (recorded without the
@@ -28,7 +28,7 @@ async function loadFixtures() {
 /** Each history's replay outcome by fixture name: 'ok' or the error. */
 async function replayAll(options: ReplayWorkerOptions, fixtures: Awaited<ReturnType<typeof loadFixtures>>['fixtures']) {
   const results: Record<string, string> = {};
-  for await (const result of Worker.runReplayHistories(options, fixtures)) {
+  for await (const result of Worker.runReplayHistories({ ...options, dataConverter: recordedDataConverter() }, fixtures)) {
     const name = fixtures.find((fixture) => fixture.workflowId === result.workflowId)?.name ?? result.workflowId;
     results[name] = result.error ? `${result.error.name}: ${result.error.message}` : 'ok';
   }

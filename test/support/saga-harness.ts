@@ -17,6 +17,10 @@ import type { WorkerDeployment } from '../../src/platform/temporal/worker-deploy
 import { becomeCurrent } from '../../src/operations/deploy/deployment-routing.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
+import { developmentEncryption } from './payload-keys.js';
+import { dataConverterFor } from '../../src/platform/temporal/payload-encryption/data-converter.js';
+import type { PayloadEncryptionSettings } from '../../src/platform/temporal/payload-encryption/settings.js';
+import type { DataConverter } from '@temporalio/common';
 
 export const STRIPE_TEST_KEY = 'sk_test_order_payments_suite';
 
@@ -27,6 +31,8 @@ export interface SagaHarness {
   stripeRequests(): readonly RequestLogLine[];
   stripe: Stripe;
   client: Client;
+  /** The encrypting data converter the client and the in-process worker use. */
+  dataConverter: DataConverter;
   taskQueue: string;
   /** The worker deployment version this file's workers poll as (its own deployment, this source's build). */
   deployment: WorkerDeployment;
@@ -49,6 +55,8 @@ export interface HarnessOptions {
   deps?: Partial<ActivityDeps>;
   /** The worker's Stripe client timeout. Default 10 s, shorter than production's 20 s, to keep tests quick. */
   stripeTimeoutMs?: number;
+  /** The payload keys of the client and the in-process worker. Default the development ring, as spawned processes use. */
+  encryption?: PayloadEncryptionSettings;
 }
 
 /**
@@ -63,7 +71,8 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
   const emulator = await startStripeEmulator({ port: 0, logger: { info: (line) => stripeRequests.push(line) } });
   const stripe = createStripeClient({ secretKey: STRIPE_TEST_KEY, apiBase: emulator.url, timeoutMs: options.stripeTimeoutMs ?? 10_000 });
   const connection = await Connection.connect({ address: temporalAddress });
-  const client = new Client({ connection, namespace: 'default' });
+  const dataConverter = dataConverterFor(options.encryption ?? developmentEncryption());
+  const client = new Client({ connection, namespace: 'default', dataConverter });
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   const taskQueue = `test-${randomUUID()}`;
   // A deployment per file: a file that rolls builds out (test/integration/rollout.test.ts) moves no one else's runs.
@@ -76,6 +85,7 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
     stripeRequests: () => stripeRequests,
     stripe,
     client,
+    dataConverter,
     taskQueue,
     deployment,
     temporalAddress,
@@ -110,6 +120,7 @@ export async function startSagaHarness(options: HarnessOptions = {}): Promise<Sa
         taskQueue,
         // The worker's own login (migration 017): the activities run with the worker's grants only.
         deps: { db: db.servicePool('worker'), stripe, ...options.deps },
+        dataConverter,
         deployment,
         workflowBundle: { codePath: inject('workflowBundlePath') },
         shutdownGraceTimeMs: 5_000,

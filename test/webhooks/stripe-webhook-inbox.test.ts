@@ -18,6 +18,7 @@ import {
   WEBHOOK_SECRET,
   type RunningApi,
 } from '../support/webhooks.js';
+import { developmentDataConverter } from '../support/payload-keys.js';
 
 let db: TestDatabase;
 let connection: Connection;
@@ -28,7 +29,7 @@ let stripe: Stripe;
 beforeAll(async () => {
   db = await createTestDatabase();
   connection = await Connection.connect({ address: inject('temporalAddress') });
-  api = await startApi({ db: db.pool, client: new Client({ connection }) });
+  api = await startApi({ db: db.pool, client: new Client({ connection, dataConverter: developmentDataConverter() }) });
   emulator = await startStripeEmulator({ port: 0, webhookDelivery: { retryInitialMs: 20, maxAttempts: 5 } });
   emulator.addWebhookEndpoint({ url: api.webhookUrl, secret: WEBHOOK_SECRET });
   stripe = createStripeClient({ secretKey: 'sk_test_webhook_inbox', apiBase: emulator.url });

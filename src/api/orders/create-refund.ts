@@ -38,7 +38,8 @@ export async function createRefund(
           args: [{ orderId: refund.orderId, refundRequestId, amount: refund.amount }],
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-          staticSummary: `Merchant refund ${refundRequestId}: ${refund.amount} ${refund.currency.toUpperCase()} of order ${refund.orderId}`,
+          // The order and the step only (docs/encryption.md): safe to show even where nothing decodes.
+          staticSummary: `Merchant refund ${refundRequestId} of order ${refund.orderId}`,
         });
       } catch (error) {
         // Already started and finished: the retry's job is done; anything else is transient.

@@ -1,5 +1,7 @@
 // The chaos run (npm run chaos, and the soak's core): concurrent orders through worker processes
 // while Stripe, worker, Postgres and reset faults strike, then a check of invariants I1–I8.
+import { dataConverterFor } from '../../platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from '../../platform/temporal/payload-encryption/settings.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -341,7 +343,7 @@ async function connectTemporal(existing: ChaosOptions['temporal']): Promise<{ ad
     return { address: server.address, cli: server.cli, client: server.client, stop: () => server.stop() };
   }
   const connection = await Connection.connect({ address: existing.address });
-  return { ...existing, client: new Client({ connection, namespace: NAMESPACE }), stop: () => connection.close() };
+  return { ...existing, client: new Client({ connection, namespace: NAMESPACE, dataConverter: dataConverterFor(loadPayloadEncryptionSettings()) }), stop: () => connection.close() };
 }
 
 /**

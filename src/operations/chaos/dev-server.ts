@@ -1,5 +1,7 @@
 // A throwaway in-memory Temporal dev server with the project's search attributes, started from
 // the local `temporal` CLI for chaos and soak runs.
+import { dataConverterFor } from '../../platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from '../../platform/temporal/payload-encryption/settings.js';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
@@ -24,6 +26,8 @@ export interface DevServer {
 export async function startDevServer(): Promise<DevServer> {
   const cli = resolveTemporalCli();
   const env = await TestWorkflowEnvironment.createLocal({
+    // The same keys as the worker processes it runs, which read the same environment.
+    client: { dataConverter: dataConverterFor(loadPayloadEncryptionSettings()) },
     server: {
       executable: { type: 'existing-path', path: cli },
       searchAttributes: ORDER_SEARCH_ATTRIBUTES,

@@ -1,5 +1,7 @@
 // The demo's run (npm run demo): scripted orders against a running stack, followed step by step,
 // then the invariants and the message flow checked for exactly those orders.
+import { dataConverterFor } from '../../platform/temporal/payload-encryption/data-converter.js';
+import { loadPayloadEncryptionSettings } from '../../platform/temporal/payload-encryption/settings.js';
 import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { createPool } from '../../platform/db/pool.js';
@@ -31,7 +33,7 @@ const MESSAGE_FLOW_BOUND_MS = 60_000;
  */
 export async function runDemo(stack: StackState, say: (line: string) => void): Promise<boolean> {
   const connection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection, namespace: stack.namespace });
+  const client = new Client({ connection, namespace: stack.namespace, dataConverter: dataConverterFor(loadPayloadEncryptionSettings()) });
   const db = createPool({ connectionString: stack.databaseUrl, max: 4, applicationName: 'order-payments-demo' });
   const stripe = createStripeClient({ secretKey: stack.stripeSecretKey, apiBase: stack.emulatorUrl });
   const emulator = new EmulatorControl(stack.emulatorUrl);

@@ -1,5 +1,6 @@
 // Prints a line for each saga step of the demo's running orders as it happens, polled through the
 // saga's status query, so the person watching never sits through a silent minute.
+import { failureMessage } from '../../platform/temporal/payload-encryption/data-converter.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SagaStatus, SagaStep } from '../../domain/order-result.js';
 import { resultOf, type StartedOrder } from '../../saga-client/start-order.js';
@@ -87,7 +88,8 @@ export class OrderProgress {
       const key = `${name}#${attempt}`;
       if (attempt < 2 || entry.retries.has(key)) continue;
       entry.retries.add(key);
-      const failure = pending.lastFailure?.message ? ` after: ${truncate(pending.lastFailure.message, 70)}` : '';
+      const message = await failureMessage(started.handle.client.options.loadedDataConverter, pending.lastFailure).catch(() => undefined);
+      const failure = message ? ` after: ${truncate(message, 70)}` : '';
       this.line(`${entry.label.padEnd(this.labelWidth)}  ${'retrying'.padEnd(16)} ${name}, attempt ${attempt}${failure}`);
     }
   }

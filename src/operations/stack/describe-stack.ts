@@ -66,6 +66,12 @@ export function describeStack(state: StackState, details?: StackDetails, options
     `  Message services  outbox dispatcher (pid ${state.services.outboxDispatcher}), receipts consumer (pid ${state.services.receipts})`,
     '  Worker builds     npm run deploy -- status  (each workflow-code change is a new build; the worker makes its own current on start)',
   ];
+  if (state.codecServerUrl) {
+    // The token is read from the state file, never printed.
+    lines.push(
+      `  Codec server      ${state.codecServerUrl}  (the Web UI decodes through it; the CLI: temporal workflow show -w ID --codec-endpoint ${state.codecServerUrl} --codec-auth "Bearer $(node -p 'require("${details?.stateFile ?? '.data/stack.json'}").codecServerToken')")`,
+    );
+  }
   if (state.natsSeedFiles) {
     lines.push(`  NATS keys         NATS_NKEY_SEED_FILE=${state.natsSeedFiles.outboxDispatcher} (dispatcher), ${state.natsSeedFiles.receipts} (receipts); no key, no entry`);
   }

@@ -20,6 +20,7 @@ export function stackFiles(dataDir: string) {
     workerLog: path.join(dataDir, 'logs', 'worker.log'),
     postgresLog: path.join(dataDir, 'logs', 'postgres.log'),
     apiLog: path.join(dataDir, 'logs', 'api.log'),
+    codecServerLog: path.join(dataDir, 'logs', 'codec-server.log'),
     outboxLog: path.join(dataDir, 'logs', 'outbox-dispatcher.log'),
     receiptsLog: path.join(dataDir, 'logs', 'receipts.log'),
     natsLog: path.join(dataDir, 'logs', 'nats.log'),

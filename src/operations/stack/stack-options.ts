@@ -21,6 +21,7 @@ const stackOptionsSchema = z.object({
   postgresPort: port('--postgres-port / STACK_POSTGRES_PORT'),
   apiPort: port('--api-port / STACK_API_PORT'),
   natsPort: port('--nats-port / STACK_NATS_PORT'),
+  codecPort: port('--codec-port / STACK_CODEC_PORT'),
   natsUrl: z
     .string()
     .regex(/^(nats|tls|wss?):\/\/\S+$/, 'NATS_URL must be a NATS URL such as nats://127.0.0.1:4222')
@@ -57,6 +58,7 @@ export function addStackOptions(command: Command): Command {
         .env('STACK_NATS_PORT')
         .default('14222'),
     )
+    .addOption(new Option('--codec-port <port>', 'port of the codec server the Web UI and the CLI decode payloads with').env('STACK_CODEC_PORT').default('8888'))
     .addOption(new Option('--data-dir <dir>', 'where the stack keeps its state and logs').env('STACK_DATA_DIR').default(DEFAULT_DATA_DIR));
 }
 
@@ -72,6 +74,7 @@ export function parseStackOptions(flags: Record<string, unknown>, env: NodeJS.Pr
     postgresPort: flags.postgresPort,
     apiPort: flags.apiPort,
     natsPort: flags.natsPort,
+    codecPort: flags.codecPort,
     embeddedPostgres: flags.embeddedPostgres === true || flags.embeddedPostgres === '1' || flags.embeddedPostgres === 'true',
     natsUrl: natsUrl === '' ? undefined : natsUrl,
     databaseUrl: databaseUrl === '' ? undefined : databaseUrl,
@@ -86,6 +89,7 @@ export const PORT_HINTS = {
   ui: 'pick another with --ui-port or STACK_UI_PORT',
   emulator: 'pick another with --emulator-port or STACK_EMULATOR_PORT',
   api: 'pick another with --api-port or STACK_API_PORT',
+  codec: 'pick another with --codec-port or STACK_CODEC_PORT',
   nats: 'pick another with --nats-port or STACK_NATS_PORT, or point NATS_URL at a running JetStream broker',
   postgres: 'pick another with --postgres-port or STACK_POSTGRES_PORT, or point DATABASE_URL at a running server',
 } as const;

@@ -29,6 +29,9 @@ export const stackStateSchema = z.object({
   outboxSubjectPrefix: z.string().min(1),
   /** Each message service's nkey seed on the stack's own broker; null on a broker it found. */
   natsSeedFiles: z.object({ outboxDispatcher: z.string().min(1), receipts: z.string().min(1) }).nullable().default(null),
+  /** The codec server the Web UI decodes with, and its development bearer token (this file is 0600). */
+  codecServerUrl: z.url().nullable().default(null),
+  codecServerToken: z.string().min(1).nullable().default(null),
   /** The stack's service processes, so a probe can tell that they still run. */
   services: z.object({ api: z.number().int().positive(), outboxDispatcher: z.number().int().positive(), receipts: z.number().int().positive() }),
 });

@@ -64,6 +64,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
   await assertPortFree(options.uiPort, 'Temporal Web UI', PORT_HINTS.ui);
   await assertPortFree(options.emulatorPort, 'Stripe emulator', PORT_HINTS.emulator);
   await assertPortFree(options.apiPort, 'API', PORT_HINTS.api);
+  await assertPortFree(options.codecPort, 'codec server', PORT_HINTS.codec);
   const cli = await ensureTemporalCli(options.say);
 
   const started: Stopper[] = [];
@@ -76,6 +77,10 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
     started.length = 0;
   };
 
+  // The Web UI decodes payloads through the codec server. The dev server's UI cannot send a
+  // header, so in development the token rides in the endpoint's path (docs/encryption.md).
+  const codecServerToken = randomBytes(24).toString('hex');
+  const codecServerUrl = `http://127.0.0.1:${options.codecPort}`;
   try {
     options.say('starting PostgreSQL, the Temporal dev server and the Stripe emulator');
     const starting = [
@@ -94,6 +99,7 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
         uiPort: options.uiPort,
         databaseFile: files.temporalDatabase,
         namespace: NAMESPACE,
+        uiCodecEndpoint: `${codecServerUrl}/ui/${codecServerToken}`,
         logFile: files.temporalLog,
       }),
       startStripeEmulator({ port: options.emulatorPort, host: '127.0.0.1' }),
@@ -169,6 +175,20 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       say: options.say,
     });
     started.push({ name: 'the API', stop: () => api.stop() });
+    const codecServer = await startServiceProcess({
+      name: 'the codec server',
+      entry: 'src/codec-server.ts',
+      env: {
+        CODEC_SERVER_PORT: String(options.codecPort),
+        CODEC_SERVER_HOST: '127.0.0.1',
+        CODEC_SERVER_TOKEN: codecServerToken,
+        CODEC_SERVER_CORS_ORIGINS: `${uiUrl},${uiUrl.replace('127.0.0.1', 'localhost')}`,
+      },
+      logFile: files.codecServerLog,
+      readyMessage: /^codec server listening on /,
+      say: options.say,
+    });
+    started.push({ name: 'the codec server', stop: () => codecServer.stop() });
     emulator.addWebhookEndpoint({ url: `${apiUrl}/webhooks/stripe`, secret: stripeWebhookSecret });
 
     const messagingEnv = {
@@ -219,6 +239,8 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
       outboxStream: nats.stream,
       outboxSubjectPrefix: nats.subjectPrefix,
       natsSeedFiles: nats.seedFiles,
+      codecServerUrl,
+      codecServerToken,
       services: { api: api.pid, outboxDispatcher: dispatcher.pid, receipts: receipts.pid },
     };
     await writeStackState(files.stateFile, state);
@@ -236,11 +258,12 @@ export async function startStack(options: StartStackOptions): Promise<RunningSta
         postgres: postgres.kind === 'embedded' ? files.postgresLog : null,
         nats: nats.kind === 'started' ? files.natsLog : null,
         api: files.apiLog,
+        codecServer: files.codecServerLog,
         outbox: files.outboxLog,
         receipts: files.receiptsLog,
       },
       failed: Promise.race(
-        [worker, temporal.process, nats.process, api, dispatcher, receipts].filter((part) => part !== null).map((part) => part.exited),
+        [worker, temporal.process, nats.process, api, codecServer, dispatcher, receipts].filter((part) => part !== null).map((part) => part.exited),
       ),
       stop() {
         stopping ??= (async () => {

@@ -13,6 +13,8 @@ export interface TemporalServerOptions {
   /** SQLite file that keeps runs across restarts; null keeps them in memory. */
   databaseFile: string | null;
   namespace: string;
+  /** Where the Web UI sends payloads to decode (--ui-codec-endpoint); unset: it shows them encoded. */
+  uiCodecEndpoint?: string;
   logFile: string;
   /** How long to wait for the server to answer. Default 60 s. */
   readyTimeoutMs?: number;
@@ -51,6 +53,7 @@ export async function startTemporalServer(options: TemporalServerOptions): Promi
     ...DEV_SERVER_DYNAMIC_CONFIG,
     ...(options.uiPort === null ? ['--headless'] : ['--ui-port', String(options.uiPort), '--ui-disable-news-fetch']),
     ...(options.databaseFile === null ? [] : ['--db-filename', options.databaseFile]),
+    ...(options.uiCodecEndpoint === undefined ? [] : ['--ui-codec-endpoint', options.uiCodecEndpoint]),
   ];
   const server = spawnManaged({ name: 'Temporal dev server', file: options.cli, args, logFile: options.logFile });
   const address = `${ip}:${options.port}`;

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { ConfigError } from '../config/config-error.js';
+import { FAILURE_CONVERTER_PATH } from './payload-encryption/data-converter.js';
 import { OTEL_WORKFLOW_INTERCEPTORS, PRELOADED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './order-worker.js';
 import { workflowBuildIdOf } from './worker-deployment.js';
 
@@ -35,6 +36,8 @@ export async function bundleWorkflowSource(options: { traced: boolean }): Promis
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     preloadModules: PRELOADED_WORKFLOW_MODULES,
+    // The workflow's own failures carry their messages encoded, as every worker's do (data-converter.ts).
+    failureConverterPath: FAILURE_CONVERTER_PATH,
     ...(options.traced && { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] }),
     logger: new DefaultLogger('WARN'),
   });

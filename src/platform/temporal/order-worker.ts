@@ -2,6 +2,7 @@
 // alike: bundling, preloaded modules, interceptors, tracing sinks and capacity settings.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
 import { Worker, type InjectedSinks, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../../activities/index.js';
 import { makeWorkflowExporter, type OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
@@ -55,6 +56,8 @@ export interface OrderWorkerOptions {
   namespace: string;
   taskQueue: string;
   deps: ActivityDeps;
+  /** The encrypting data converter (payload-encryption/data-converter.ts, dataConverterFor): required, so no worker writes plain payloads. */
+  dataConverter: DataConverter;
   /**
    * The deployment version this worker polls as: its workflows run PINNED to it (worker-deployment.ts).
    * Its build ID must be the one of the workflow code below (loadWorkflowCode gives both).
@@ -109,6 +112,7 @@ export function createOrderWorker(options: OrderWorkerOptions): Promise<Worker> 
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
+    dataConverter: options.dataConverter,
     workerDeploymentOptions: workerDeploymentOptions(options.deployment),
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
