@@ -554,6 +554,39 @@ async function measureScaleOut(options: {
 }
 
 /**
+ * Two fresh workers compared in alternating rounds on the same database: each warmed alike, then
+ * `rounds` chunks of the orders, the first to go swapping each round, so that neither gains from
+ * the machine's state. Each side's rounds combined, with the ratio of each round.
+ */
+async function alternatingRounds(options: {
+  db: ThrowawayDatabase;
+  workers: Record<'off' | 'on', BenchWorker>;
+  run: (on: boolean, label: string) => (index: number) => Promise<void>;
+  name: string;
+  warmUpLabels: Record<'off' | 'on', string>;
+  afterWarmUp?: () => Promise<void>;
+  warmupOrders: number;
+  concurrency: number;
+  orders: number;
+  rounds: number;
+}) {
+  for (const way of ['off', 'on'] as const) {
+    await runClosedLoop({ concurrency: options.concurrency, total: options.warmupOrders, runOne: options.run(way === 'on', options.warmUpLabels[way]) });
+  }
+  await options.afterWarmUp?.();
+  const chunk = Math.ceil(options.orders / options.rounds);
+  const samples = { off: [] as LevelSample[], on: [] as LevelSample[] };
+  for (let round = 0; round < options.rounds; round++) {
+    const turn = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
+    for (const way of turn) {
+      const runOne = options.run(way === 'on', `${options.name}-${way}-r${round}`);
+      samples[way].push(await measureLevel(options.db, options.workers[way], () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
+    }
+  }
+  return { off: combine(samples.off), on: combine(samples.on) };
+}
+
+/**
  * The saga's throughput with the worker's telemetry on (the SDK's Prometheus exporter serving,
  * the saga's metrics emitted, the traced workflow bundle, every span written to a local trace
  * store, as `npm run stack` runs it) against the same worker with it off (the untraced bundle, as
@@ -572,21 +605,16 @@ async function measureTelemetryCost(options: {
 }): Promise<TelemetryCost> {
   const { off: offWorker, on, traceFile } = await options.startWorkers();
   try {
-    for (const observed of [false, true]) {
-      await runClosedLoop({ concurrency: options.concurrency, total: options.warmupOrders, runOne: options.run(observed, `warm-${observed ? 'observed' : 'unobserved'}`) });
-    }
-    const spansBefore = await countLines(traceFile);
-    const chunk = Math.ceil(options.orders / options.rounds);
-    const samples = { off: [] as LevelSample[], on: [] as LevelSample[] };
-    for (let round = 0; round < options.rounds; round++) {
-      const turn = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-      for (const way of turn) {
-        const runOne = options.run(way === 'on', `telemetry-${way}-r${round}`);
-        samples[way].push(await measureLevel(options.db, way === 'on' ? on : offWorker, () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
-      }
-    }
-    const off = combine(samples.off);
-    const observed = combine(samples.on);
+    let spansBefore = 0;
+    const { off, on: observed } = await alternatingRounds({
+      ...options,
+      workers: { off: offWorker, on },
+      name: 'telemetry',
+      warmUpLabels: { off: 'warm-unobserved', on: 'warm-observed' },
+      afterWarmUp: async () => {
+        spansBefore = await countLines(traceFile);
+      },
+    });
     // Spans leave in batches every 500 ms; the stop flushes the rest.
     await on.stop();
     const spans = (await countLines(traceFile)) - spansBefore;
@@ -621,10 +649,6 @@ async function measureTelemetryCost(options: {
 }
 
 /**
- * One start's rounds as one result: the highest RSS any round reached, the fewest sagas any round
- * held in flight at once, and the CPU per order over all of them, with each round's figures kept.
- */
-/**
  * The saga's throughput with its payloads encrypted against unencrypted: two fresh workers of the
  * same bundle, one with the codec and one without (BENCH_ENCRYPTION=off), each with a client like
  * it, in alternating rounds as the telemetry comparison runs; the figure is the median of the
@@ -641,19 +665,7 @@ async function measureEncryptionCost(options: {
 }): Promise<EncryptionCost> {
   const workers = await options.startWorkers();
   try {
-    for (const encrypted of [false, true]) {
-      await runClosedLoop({ concurrency: options.concurrency, total: options.warmupOrders, runOne: options.run(encrypted, `warm-${encrypted ? 'encrypted' : 'plain'}`) });
-    }
-    const chunk = Math.ceil(options.orders / options.rounds);
-    const samples = { off: [] as LevelSample[], on: [] as LevelSample[] };
-    for (let round = 0; round < options.rounds; round++) {
-      const turn = round % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
-      for (const way of turn) {
-        const runOne = options.run(way === 'on', `encryption-${way}-r${round}`);
-        samples[way].push(await measureLevel(options.db, workers[way], () => runClosedLoop({ concurrency: options.concurrency, total: chunk, runOne })));
-      }
-    }
-    const [off, on] = [combine(samples.off), combine(samples.on)];
+    const { off, on } = await alternatingRounds({ ...options, workers, name: 'encryption', warmUpLabels: { off: 'warm-plain', on: 'warm-encrypted' } });
     const side = (level: typeof off) => ({ ordersPerSecond: round(level.ordersPerSecond, 2), p50Ms: round(level.latencyMs.p50, 1), workerCpuMsPerOrder: round(level.workerCpuMsPerOrder, 2) });
     const roundRatios = ratiosPerRound(on, off);
     return { concurrency: options.concurrency, off: side(off), on: side(on), onOverOff: round(median(roundRatios), 3), roundRatios };
@@ -662,6 +674,10 @@ async function measureEncryptionCost(options: {
   }
 }
 
+/**
+ * One start's rounds as one result: the highest RSS any round reached, the fewest sagas any round
+ * held in flight at once, and the CPU per order over all of them, with each round's figures kept.
+ */
 function combineInFlight(runs: ProductionWorkerResult[]): InFlightResult {
   const [first] = runs;
   if (!first) throw new Error('no production worker round to combine');
