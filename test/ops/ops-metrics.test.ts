@@ -259,6 +259,19 @@ const ALERT_SCENARIOS: { alert: string; series: [string, string][]; evaluations:
     ],
   },
   {
+    alert: 'RateLimitsPerProcess',
+    series: [
+      // Present at 0 from the start; Redis stops answering at 30 min for 20 minutes.
+      ['order_payments_api_rate_limit_fallback_total{limiter="tenant"}', '0x30 0+4x20 80x30'],
+      ['order_payments_api_rate_limit_fallback_total{limiter="ip"}', '0x80'],
+    ],
+    evaluations: [
+      ['25m', []],
+      ['40m', ['{limiter="tenant"}']],
+      ['75m', []],
+    ],
+  },
+  {
     alert: 'WorkflowTaskFailures',
     series: [
       [
