@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { FAILURE_CONVERTER_PATH } from '../src/platform/temporal/payload-encryption/data-converter.js';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { execa } from 'execa';
 import { createThrowawayDatabase, type ThrowawayDatabase } from '../src/operations/chaos/throwaway-database.js';
 import { startDevServer, type DevServer } from '../src/operations/chaos/dev-server.js';
@@ -36,7 +36,7 @@ import { proveReplayCost } from './replay-proof.js';
 import { fixed, markdownReport, type BenchResult, type InFlightResult, type LevelResult, type ScaleOutResult, type ScaleResult, type Target, type TelemetryCost, type EncryptionCost, type Workload } from './report.js';
 import { benchWorkerPids, startBenchWorker, type BenchWorker } from './worker-child.js';
 import { measurePathCosts, measureWorkloadCosts, roundTripsReport, roundTripTargets, throughputRatios, WORKFLOW_TYPE, workflowIdOf, WORKLOADS, type RoundTrips } from './round-trips.js';
-import { combineCpu, cpuBetween, snapshotCpu, type CpuBreakdown } from './machine-cpu.js';
+import { combineCpu, CPU_PARTS, cpuBetween, snapshotCpu, type CpuBreakdown } from './machine-cpu.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STRIPE_KEY = 'sk_test_order_payments_bench';
@@ -49,11 +49,18 @@ const CHECKOUT_RATE = 4;
 /** Orders of each workload whose histories are read from the level at 64. */
 const HISTORY_SAMPLE = 20;
 
+/** `--only`: the three workloads at concurrency 64 (issue 36's ratios), or encryption on against off (issue 33's). */
+const ONLY_CHOICES = ['levels-64', 'encryption'] as const;
+type OnlyChoice = (typeof ONLY_CHOICES)[number];
+
 const program = new Command('bench')
   .description('Measure the saga against a no-op baseline, the ledger, replays and worker memory; write bench/results/<date>-<sha>.json.')
   .option('--quick', 'a fast smoke run with small numbers (not for quoting)', false)
   .option('--cpu-prof', 'write a CPU profile of the saga worker into bench/profiles/', false)
   .option('--no-write', 'print the results without writing a file')
+  .addOption(
+    new Option('--only <comparison>', 'run one comparison alone and print its CPU per order by process; writes no file (for measuring a change, not for quoting)').choices(ONLY_CHOICES),
+  )
   .option(
     '--scale <orders>',
     'then seed this many finished orders (keys, ledger, outbox, inbox, API idempotency) and repeat the saga at 64 and the ledger microbenchmarks on the full database',
@@ -69,6 +76,7 @@ interface Flags {
   cpuProf: boolean;
   write: boolean;
   scale?: number;
+  only?: OnlyChoice;
 }
 
 const say = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -127,6 +135,32 @@ async function main(): Promise<void> {
     };
     cleanups.push(() => workers.baseline.stop(), () => workers['baseline-new'].stop(), () => workers.saga.stop());
 
+    const measureEncryption = async (): Promise<EncryptionCost> => {
+      say(`encryption: the saga with its payloads encrypted against unencrypted, at concurrency ${plan.telemetry.concurrency}`);
+      // The unencrypted side's client has no codec either: the same data converter minus the codec.
+      const plainClient = new Client({ connection: server.client.connection, namespace: 'default', dataConverter: { failureConverterPath: FAILURE_CONVERTER_PATH } });
+      const measured = await measureEncryptionCost({
+        db,
+        startWorkers: async () => {
+          const [off, on] = await Promise.all([
+            startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-plain-${tag}`, BENCH_ENCRYPTION: 'off' }),
+            startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-encrypted-${tag}` }),
+          ]);
+          return { off, on };
+        },
+        run: (encrypted: boolean, label: string) =>
+          orderRunner(encrypted ? server.client : plainClient, 'saga', encrypted ? `bench-encrypted-${tag}` : `bench-plain-${tag}`, `${label}-${tag}`),
+        warmupOrders: Math.ceil(plan.telemetry.orders / plan.telemetry.rounds),
+        ...plan.telemetry,
+      });
+      say(`  off ${measured.off.ordersPerSecond.toFixed(1)} orders/s, on ${measured.on.ordersPerSecond.toFixed(1)} orders/s (${(measured.onOverOff * 100).toFixed(1)}%, median of rounds ${measured.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')})`);
+      return measured;
+    };
+    if (flags.only === 'encryption') {
+      await measureEncryption();
+      return;
+    }
+
     const run = (workload: Workload, label: string) => orderRunner(server.client, workload, `bench-${workload}-${tag}`, `${label}-${tag}`);
     say(`warming up (${plan.warmupOrders} orders each)`);
     for (const workload of WORKLOADS) {
@@ -135,7 +169,8 @@ async function main(): Promise<void> {
 
     const levels: LevelResult[] = [];
     const sampledOrderIds: Record<Workload, string[]> = { baseline: [], 'baseline-new': [], saga: [] };
-    for (const { concurrency, orders } of plan.levels) {
+    const levelsToRun = flags.only === 'levels-64' ? plan.levels.filter((level) => level.concurrency === 64) : plan.levels;
+    for (const { concurrency, orders } of levelsToRun) {
       // The workloads take turns in rounds, a different one going first each round, so a change
       // in the machine's load during the level falls on all alike.
       const chunk = Math.ceil(orders / plan.rounds);
@@ -156,8 +191,10 @@ async function main(): Promise<void> {
         const level = combine(samples[workload]);
         levels.push({ workload, concurrency, ...level });
         say(`${workload} at concurrency ${concurrency}: ${level.ordersPerSecond.toFixed(1)} orders/s, p50 ${level.latencyMs.p50.toFixed(0)} ms, p99 ${level.latencyMs.p99.toFixed(0)} ms`);
+        if (flags.only) say(`  CPU ms per order: ${describeCpu(level.machineCpu)}; worker ${level.workerCpuMsPerOrder.toFixed(1)}; Postgres ${level.postgres.roundTrips.toFixed(1)} round trips, ${level.postgres.clientTransactions.toFixed(1)} transactions per order`);
       }
     }
+    if (flags.only === 'levels-64') return;
 
     say('what one order costs the Temporal server: one order of each saga path, and the histories of the level at 64');
     const roundTrips: RoundTrips = {
@@ -209,24 +246,7 @@ async function main(): Promise<void> {
     });
     say(`  off ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s, on ${telemetry.on.ordersPerSecond.toFixed(1)} orders/s (${(telemetry.onOverOff * 100).toFixed(1)}%, median of rounds ${telemetry.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join("/")})`);
 
-    say(`encryption: the saga with its payloads encrypted against unencrypted, at concurrency ${plan.telemetry.concurrency}`);
-    // The unencrypted side's client has no codec either: the same data converter minus the codec.
-    const plainClient = new Client({ connection: server.client.connection, namespace: 'default', dataConverter: { failureConverterPath: FAILURE_CONVERTER_PATH } });
-    const encryption = await measureEncryptionCost({
-      db,
-      startWorkers: async () => {
-        const [off, on] = await Promise.all([
-          startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-plain-${tag}`, BENCH_ENCRYPTION: 'off' }),
-          startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-encrypted-${tag}` }),
-        ]);
-        return { off, on };
-      },
-      run: (encrypted: boolean, label: string) =>
-        orderRunner(encrypted ? server.client : plainClient, 'saga', encrypted ? `bench-encrypted-${tag}` : `bench-plain-${tag}`, `${label}-${tag}`),
-      warmupOrders: Math.ceil(plan.telemetry.orders / plan.telemetry.rounds),
-      ...plan.telemetry,
-    });
-    say(`  off ${encryption.off.ordersPerSecond.toFixed(1)} orders/s, on ${encryption.on.ordersPerSecond.toFixed(1)} orders/s (${(encryption.onOverOff * 100).toFixed(1)}%, median of rounds ${encryption.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')})`);
+    const encryption = await measureEncryption();
 
     // The paced clients offer a fixed 4 checkouts a second, well below what the saga sustains.
     const offeredPerSecond = CHECKOUT_RATE;
@@ -666,9 +686,24 @@ async function measureEncryptionCost(options: {
   const workers = await options.startWorkers();
   try {
     const { off, on } = await alternatingRounds({ ...options, workers, name: 'encryption', warmUpLabels: { off: 'warm-plain', on: 'warm-encrypted' } });
-    const side = (level: typeof off) => ({ ordersPerSecond: round(level.ordersPerSecond, 2), p50Ms: round(level.latencyMs.p50, 1), workerCpuMsPerOrder: round(level.workerCpuMsPerOrder, 2) });
+    const side = (level: typeof off) => ({
+      ordersPerSecond: round(level.ordersPerSecond, 2),
+      p50Ms: round(level.latencyMs.p50, 1),
+      workerCpuMsPerOrder: round(level.workerCpuMsPerOrder, 2),
+      machineCpuMsPerOrder: level.machineCpu.totalMsPerOrder,
+      machineCpu: level.machineCpu.msPerOrder,
+      machineBusy: level.machineCpu.machineBusy,
+    });
+    for (const [way, level] of [['off', off], ['on', on]] as const) say(`  ${way}: CPU ms per order ${describeCpu(level.machineCpu)}`);
     const roundRatios = ratiosPerRound(on, off);
-    return { concurrency: options.concurrency, off: side(off), on: side(on), onOverOff: round(median(roundRatios), 3), roundRatios };
+    return {
+      concurrency: options.concurrency,
+      off: side(off),
+      on: side(on),
+      onOverOff: round(median(roundRatios), 3),
+      roundRatios,
+      cpuPredictedRatio: round(off.machineCpu.totalMsPerOrder / on.machineCpu.totalMsPerOrder, 3),
+    };
   } finally {
     await Promise.all([workers.on.stop(), workers.off.stop()]);
   }
@@ -889,6 +924,11 @@ async function assemble(parts: {
     targets,
     durationSeconds: Math.round((Date.now() - parts.startedAt.getTime()) / 1000),
   };
+}
+
+/** `worker 37.3, temporal 53.6, ... = 109.2 (93% busy)`: where one order's CPU went. */
+function describeCpu(cpu: CpuBreakdown): string {
+  return `${CPU_PARTS.map((part) => `${part} ${cpu.msPerOrder[part].toFixed(1)}`).join(', ')} = ${cpu.totalMsPerOrder.toFixed(1)} (${(cpu.machineBusy * 100).toFixed(0)}% busy)`;
 }
 
 const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;

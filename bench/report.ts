@@ -2,7 +2,7 @@
 // against the baseline, scale-out, in-flight memory, ledger, replay, outcome and telemetry costs.
 import type { HotStatementPlan } from './hot-statements.js';
 import type { LedgerMicroResult } from './ledger-micro.js';
-import type { CpuBreakdown } from './machine-cpu.js';
+import type { CpuBreakdown, CpuPart } from './machine-cpu.js';
 import type { OutcomeComparison, OutcomeLatency, PaymentOutcomeBench } from './payment-outcome.js';
 import type { ReplayProof } from './replay-proof.js';
 import type { RoundTrips } from './round-trips.js';
@@ -161,11 +161,23 @@ export interface TelemetrySide {
 
 export interface EncryptionCost {
   concurrency: number;
-  off: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number };
-  on: { ordersPerSecond: number; p50Ms: number; workerCpuMsPerOrder: number };
+  off: EncryptionSide;
+  on: EncryptionSide;
   /** Throughput encrypted over unencrypted: the median of the alternating rounds' ratios. */
   onOverOff: number;
   roundRatios: number[];
+  /** The unencrypted side's whole-machine CPU per order over the encrypted side's (absent in files before it was measured). */
+  cpuPredictedRatio?: number;
+}
+
+export interface EncryptionSide {
+  ordersPerSecond: number;
+  p50Ms: number;
+  workerCpuMsPerOrder: number;
+  /** The whole machine's CPU per order, and by process (absent in files before it was measured). */
+  machineCpuMsPerOrder?: number;
+  machineCpu?: Record<CpuPart, number>;
+  machineBusy?: number;
 }
 
 export interface TelemetryCost {
