@@ -1,0 +1,59 @@
+// Every parameterized statement a pooled connection sends more than once is parsed and planned
+// by the server once per connection, as a named prepared statement, instead of on every call.
+import { createHash } from 'node:crypto';
+import type { ClientBase } from 'pg';
+
+/** Statements one connection keeps prepared; past this, further texts run unnamed as before. */
+export const MAX_PREPARED_PER_CONNECTION = 256;
+
+/**
+ * A statement whose result columns come from `*` is left unnamed: after a migration adds a column
+ * its prepared plan's row type would change, which the server refuses ("cached plan must not
+ * change result type") on that connection until it closes. `count(*)` is not such a statement.
+ */
+const STAR_COLUMNS = /(?:select|returning|,)\s*(?:\w+\.)?\*|\.\*/i;
+
+/** The name a statement text is prepared under: the same text, the same name, on every connection. */
+export function preparedStatementName(text: string): string {
+  return `op_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+}
+
+/**
+ * Wraps `client.query` so that a statement with parameters (`query(text, values)` or
+ * `query({ text, values })`) runs as a named prepared statement. pg prepares a name on its first
+ * use on a connection and only binds and executes it afterwards (it records the name only once
+ * the server parsed it, so a statement that failed to parse is parsed again next time). Prepared
+ * statements are the connection's, not the transaction's: a rollback keeps them. Statements
+ * without parameters (begin, commit, DDL) keep pg's simple protocol.
+ */
+export function prepareRepeatedStatements(client: ClientBase): void {
+  const names = new Map<string, string>();
+  const nameOf = (text: string): string | undefined => {
+    const known = names.get(text);
+    if (known !== undefined) return known;
+    if (names.size >= MAX_PREPARED_PER_CONNECTION || STAR_COLUMNS.test(text)) return undefined;
+    const name = preparedStatementName(text);
+    names.set(text, name);
+    return name;
+  };
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const named = (...args: unknown[]): unknown => {
+    const [first, second, ...rest] = args;
+    if (typeof first === 'string' && Array.isArray(second) && second.length > 0) {
+      const name = nameOf(first);
+      if (name !== undefined) return query({ name, text: first, values: second }, ...rest);
+    } else if (isPlainConfig(first) && first.name === undefined && Array.isArray(first.values) && first.values.length > 0) {
+      const name = nameOf(first.text);
+      if (name !== undefined) return query({ ...first, name }, ...args.slice(1));
+    }
+    return query(...args);
+  };
+  Object.assign(client, { query: named });
+}
+
+/** A `{ text, values }` object, not a Query or Cursor instance (those submit themselves). */
+function isPlainConfig(value: unknown): value is { text: string; values?: unknown; name?: string } {
+  if (typeof value !== 'object' || value === null) return false;
+  if (typeof (value as { submit?: unknown }).submit === 'function') return false;
+  return typeof (value as { text?: unknown }).text === 'string';
+}
