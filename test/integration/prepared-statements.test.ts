@@ -3,7 +3,7 @@
 // parameters and a failed parse stay as they were.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPool } from '../../src/platform/db/pool.js';
-import { preparedStatementName } from '../../src/platform/db/prepared-statements.js';
+import { preparedStatementName, preparedStatementsEnabled } from '../../src/platform/db/prepared-statements.js';
 import { withTransaction } from '../../src/platform/db/transaction.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -101,5 +101,12 @@ describe('createPool prepared statements', () => {
     } finally {
       await pool.end();
     }
+  });
+
+  it('reads DATABASE_PREPARED_STATEMENTS: on unless off, and a clear error for anything else', () => {
+    expect(preparedStatementsEnabled({})).toBe(true);
+    expect(preparedStatementsEnabled({ DATABASE_PREPARED_STATEMENTS: 'on' })).toBe(true);
+    expect(preparedStatementsEnabled({ DATABASE_PREPARED_STATEMENTS: 'OFF' })).toBe(false);
+    expect(() => preparedStatementsEnabled({ DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/DATABASE_PREPARED_STATEMENTS: must be on or off, got 'sometimes'/);
   });
 });

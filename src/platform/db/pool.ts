@@ -1,7 +1,7 @@
 // Creates the PostgreSQL pool every process uses: bigint amounts as numbers, a named
 // application, and dead backends that fail the next statement instead of crashing the process.
 import pg from 'pg';
-import { prepareRepeatedStatements } from './prepared-statements.js';
+import { preparedStatementsEnabled, prepareRepeatedStatements } from './prepared-statements.js';
 
 // bigint columns (amounts in minor units) come back as numbers: every amount this project
 // stores is at most Stripe's 99 999 999, far inside Number's exact range.
@@ -15,12 +15,14 @@ export interface PoolOptions {
   applicationName?: string;
   /**
    * Statements with parameters run as named prepared statements, parsed and planned once per
-   * connection (prepared-statements.ts). Default true; false sends each unnamed, as pg does alone.
+   * connection (prepared-statements.ts). Default: env DATABASE_PREPARED_STATEMENTS (on unless
+   * `off`); false sends each unnamed, as pg does alone.
    */
   prepareStatements?: boolean;
 }
 
 export function createPool(options: PoolOptions): pg.Pool {
+  const prepareStatements = options.prepareStatements ?? preparedStatementsEnabled();
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
@@ -35,7 +37,7 @@ export function createPool(options: PoolOptions): pg.Pool {
   // Heard here, it cannot end the process; the client's next statement fails instead.
   pool.on('connect', (client) => {
     client.on('error', () => undefined);
-    if (options.prepareStatements ?? true) prepareRepeatedStatements(client);
+    if (prepareStatements) prepareRepeatedStatements(client);
   });
   return pool;
 }

@@ -2,6 +2,7 @@
 // by the server once per connection, as a named prepared statement, instead of on every call.
 import { createHash } from 'node:crypto';
 import type { ClientBase } from 'pg';
+import { ConfigError } from '../config/config-error.js';
 
 /** Statements one connection keeps prepared; past this, further texts run unnamed as before. */
 export const MAX_PREPARED_PER_CONNECTION = 256;
@@ -12,6 +13,20 @@ export const MAX_PREPARED_PER_CONNECTION = 256;
  * change result type") on that connection until it closes. `count(*)` is not such a statement.
  */
 const STAR_COLUMNS = /(?:select|returning|,)\s*(?:\w+\.)?\*|\.\*/i;
+
+/**
+ * `DATABASE_PREPARED_STATEMENTS`: `on` (the default) or `off`. Off is for a PgBouncer in
+ * transaction mode older than 1.21 (or without max_prepared_statements), where a statement
+ * prepared on one server connection is not there on the next.
+ */
+export function preparedStatementsEnabled(env: Record<string, string | undefined> = process.env): boolean {
+  const value = env.DATABASE_PREPARED_STATEMENTS?.trim().toLowerCase() ?? '';
+  if (value === '' || value === 'on') return true;
+  if (value === 'off') return false;
+  throw new ConfigError([
+    `DATABASE_PREPARED_STATEMENTS: must be on or off, got '${env.DATABASE_PREPARED_STATEMENTS ?? ''}' (off behind a PgBouncer in transaction mode older than 1.21)`,
+  ]);
+}
 
 /** The name a statement text is prepared under: the same text, the same name, on every connection. */
 export function preparedStatementName(text: string): string {
