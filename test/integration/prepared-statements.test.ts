@@ -88,6 +88,22 @@ describe('createPool prepared statements', () => {
     }
   });
 
+  it('re-plans a prepared statement after a migration changed the type of a column it returns, failing one attempt', async () => {
+    const pool = createPool({ connectionString: db.url, max: 1 });
+    try {
+      await pool.query('create table counters (id text primary key, hits integer not null)');
+      await pool.query("insert into counters values ('c', 1)");
+      const read = 'select hits from counters where id = $1';
+      expect((await pool.query<{ hits: number }>(read, ['c'])).rows).toEqual([{ hits: 1 }]);
+      await pool.query('alter table counters alter column hits type text');
+      // The server refuses the first execution that meets the changed row type, then re-plans it.
+      await expect(pool.query(read, ['c'])).rejects.toThrow(/cached plan must not change result type/);
+      expect((await pool.query<{ hits: string }>(read, ['c'])).rows).toEqual([{ hits: '1' }]);
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('sends every statement unnamed with prepareStatements: false', async () => {
     const pool = createPool({ connectionString: db.url, max: 1, prepareStatements: false });
     try {

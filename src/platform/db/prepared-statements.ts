@@ -8,9 +8,9 @@ import { ConfigError } from '../config/config-error.js';
 export const MAX_PREPARED_PER_CONNECTION = 256;
 
 /**
- * A statement whose result columns come from `*` is left unnamed: after a migration adds a column
- * its prepared plan's row type would change, which the server refuses ("cached plan must not
- * change result type") on that connection until it closes. `count(*)` is not such a statement.
+ * A statement whose result columns come from `*` is left unnamed: after a migration adds a column,
+ * the server refuses its prepared plan once on each connection that holds it ("cached plan must
+ * not change result type") before re-planning it. `count(*)` is not such a statement.
  */
 const STAR_COLUMNS = /(?:select|returning|,)\s*(?:\w+\.)?\*|\.\*/i;
 
