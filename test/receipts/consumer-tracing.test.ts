@@ -116,6 +116,9 @@ describe('receipts consumer traces', () => {
     const queries = spans.filter((span) => span.parentSpanId === traced.spanId && span.attributes['db.system'] === 'postgresql');
     const statements = queries.map((span) => String(span.attributes['db.statement']).replace(/\s+/g, ' ').trim());
     expect(statements).toEqual([expect.stringMatching(/^insert into processed_messages .*\$1/), expect.stringMatching(/^insert into receipts .*\$1/)]);
+    // Prepared statements, each span named for its command, not for the statement's name.
+    expect(queries.map((span) => span.name)).toEqual([expect.stringMatching(/^pg\.query:INSERT /), expect.stringMatching(/^pg\.query:INSERT /)]);
+    expect(queries.every((span) => /^op_[0-9a-f]+$/.test(String(span.attributes['db.postgresql.plan'])))).toBe(true);
     // The statements, never the values: not the payment intent, the amount or the message ID.
     const attributes = JSON.stringify(queries.map((span) => span.attributes));
     expect(attributes).not.toContain('pi_secret_looking_value');

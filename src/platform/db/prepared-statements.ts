@@ -51,7 +51,10 @@ export function prepareRepeatedStatements(client: ClientBase): void {
     names.set(text, name);
     return name;
   };
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  // Looked up on every call, not bound now: the pg instrumentation patches `Client.prototype.query`
+  // when tracing starts, which may be after this connection opened.
+  const prototype = Object.getPrototypeOf(client) as { query: (...args: unknown[]) => unknown };
+  const query = (...args: unknown[]): unknown => prototype.query.apply(client, args);
   const named = (...args: unknown[]): unknown => {
     const [first, second, ...rest] = args;
     if (typeof first === 'string' && Array.isArray(second) && second.length > 0) {

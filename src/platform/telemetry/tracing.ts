@@ -7,7 +7,7 @@ import { SpanStatusCode, type Context } from '@opentelemetry/api';
 import { ExportResultCode, hrTimeToMilliseconds, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
-import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { PgInstrumentation, type PgRequestHookInformation } from '@opentelemetry/instrumentation-pg';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type ReadableSpan, type Span, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -85,10 +85,24 @@ export function startTracing(
 function instrumentPostgres(provider: NodeTracerProvider): () => void {
   const unregister = registerInstrumentations({
     tracerProvider: provider,
-    instrumentations: [new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true })],
+    instrumentations: [new PgInstrumentation({ enhancedDatabaseReporting: false, requireParentSpan: true, requestHook: nameForCommand })],
   });
   createRequire(import.meta.url)('pg');
   return unregister;
+}
+
+/**
+ * Names a prepared statement's span for its command, as an unprepared one is named
+ * (`pg.query:INSERT orders`, not `pg.query:op_3f1c… orders`): the pool runs every statement with
+ * parameters as a named prepared statement (src/platform/db/prepared-statements.ts), and the
+ * instrumentation would name the span for that name, which tells a reader nothing. The name stays
+ * on the span as `db.postgresql.plan`.
+ */
+export function nameForCommand(span: { updateName(name: string): unknown }, info: PgRequestHookInformation): void {
+  if (info.query.name === undefined) return;
+  const command = (info.query.text.trim().split(/\s+/, 1)[0] ?? '').replace(/;$/, '').toUpperCase();
+  const database = info.connection.database;
+  span.updateName(`pg.query:${command}${database ? ` ${database}` : ''}`);
 }
 
 /**
