@@ -1,5 +1,5 @@
 // The order-event contract the outbox publishes and every consumer parses (order.paid,
-// order.refunded, order.failed, order.merchant_refunded), and the subject each is published on.
+// order.refunded, order.failed, order.merchant_refunded, order.refund_failed), and the subject each is published on.
 import { z } from 'zod';
 
 /**
@@ -13,8 +13,11 @@ import { z } from 'zod';
  * - `order.merchant_refunded`: a refund the merchant asked for (POST /v1/orders/:id/refunds), full
  *   or partial, of an order that stays `completed`; once per refund request, so an order may
  *   have several. Its `amount_minor` is the refund's, its `refund_id` the Stripe Refund's.
+ * - `order.refund_failed`: a merchant refund request that was accepted (201 pending) and then
+ *   refused (by Stripe, or because the order was no longer refundable); once per refund request.
+ *   Its `amount_minor` is the request's, its `reason` the refusal's, and no money moved.
  */
-export const ORDER_EVENT_TYPES = ['order.paid', 'order.refunded', 'order.failed', 'order.merchant_refunded'] as const;
+export const ORDER_EVENT_TYPES = ['order.paid', 'order.refunded', 'order.failed', 'order.merchant_refunded', 'order.refund_failed'] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** Order statuses that end an order without the goods: each is announced as `order.failed`. */
@@ -32,6 +35,8 @@ export const orderEventSchema = z.object({
   refund_id: z.string().nullable(),
   /** Why the order failed or is being compensated; null for a plain payment. */
   reason: z.string().nullable(),
+  /** The merchant's refund request (`rfd_...`) a refund event is about; null (or absent, from older writers) otherwise. */
+  refund_request_id: z.string().nullable().optional(),
   /** When the change committed (the writing transaction's timestamp). */
   occurred_at: z.iso.datetime({ offset: true }),
 });

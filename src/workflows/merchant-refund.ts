@@ -18,6 +18,11 @@ const refunds = proxyActivities<Pick<OrderActivities, 'merchantRefund'>>(COMPENS
 
 export const MERCHANT_REFUND_WORKFLOW_PREFIX = 'order-refund-';
 
+/** A refund request's workflow ID: a retried API call, or a reader of the request, finds the same run. */
+export function merchantRefundWorkflowId(orderId: string, refundRequestId: string): string {
+  return `${MERCHANT_REFUND_WORKFLOW_PREFIX}${orderId}-${refundRequestId}`;
+}
+
 /**
  * A merchant-initiated refund of a completed order, in a workflow of its own: the order's saga
  * (and its recorded histories) stay as they are, and each refund request gets one workflow ID,

@@ -7,6 +7,7 @@ import type { merchantRefund } from '../../src/workflows/merchant-refund.js';
 import type { orderPaymentSaga } from '../../src/workflows/index.js';
 import { startSagaHarness, stripeObjectsFor, type SagaHarness } from '../support/saga-harness.js';
 import { startOrdersApi, type ApiResponse, type OrdersApi } from '../support/api.js';
+import { outboxEvents } from '../support/order-state.js';
 
 let h: SagaHarness;
 let api: OrdersApi;
@@ -92,14 +93,22 @@ describe('POST /v1/orders/:id/refunds: a merchant refund happens once per key', 
     await h.expectInvariants([orderId]);
   });
 
-  it('partial refunds add up to the charge and no further: the one beyond it fails in Stripe and records nothing', async () => {
+  it('partial refunds add up to the charge and no further: the one beyond it is answered 400 naming what is refundable, and starts nothing', async () => {
     const { orderId } = await completedOrder();
     await refundResult(await refund(orderId, newKey(), { amount: 4000 }));
-    await refundResult(await refund(orderId, newKey(), { amount: 200 }));
-    const beyond = await refund(orderId, newKey(), { amount: 1 });
-    expect(beyond.status).toBe(201);
-    await expect(refundResult(beyond)).rejects.toBeInstanceOf(WorkflowFailedError);
+    const key = newKey();
+    const beyond = await refund(orderId, key, { amount: 201 });
+    expect(beyond.status).toBe(400);
+    expect(beyond.body).toMatchObject({ error: 'amount_too_large', refundable: 200, currency: 'usd' });
+    expect(beyond.body.message).toContain('200 usd');
+    // Not stored under the key: the same key with what is refundable is a new answer, not a replay.
+    const within = await refund(orderId, newKey(), { amount: 200 });
+    expect(within.status).toBe(201);
+    await refundResult(within);
+    expect((await refund(orderId, key, { amount: 201 })).body).toMatchObject({ error: 'amount_too_large', refundable: 0 });
     expect(await ledgerRefunds(orderId)).toBe(2);
+    const { rows } = await h.db.pool.query<{ n: number }>('select count(*)::int as n from refund_requests where order_id = $1', [orderId]);
+    expect(rows[0]?.n).toBe(2);
     await h.expectInvariants([orderId]);
   });
 
@@ -131,5 +140,75 @@ describe('POST /v1/orders/:id/refunds: a merchant refund happens once per key', 
     expect(notCompleted.body.error).toBe('order_not_refundable');
     expect(await ledgerRefunds(orderId)).toBe(1);
     expect(await ledgerRefunds(declinedId)).toBe(0);
+  });
+});
+
+describe('refund requests a merchant can follow', () => {
+  it('five concurrent refunds of 600 against a capture of 1000: one 201, four 400 naming the 400 left; one refund at Stripe and in the ledger', async () => {
+    const key = newKey();
+    const created = await api.post({ apiKey: tenant, idempotencyKey: key, body: await api.orderBody({ amount: 1000 }) });
+    const orderId = created.body.id as string;
+    await h.client.workflow.getHandle<typeof orderPaymentSaga>(`order-payment-${orderId}`).result();
+
+    const answers = await Promise.all(Array.from({ length: 5 }, () => refund(orderId, newKey(), { amount: 600 })));
+    const accepted = answers.filter((answer) => answer.status === 201);
+    const refused = answers.filter((answer) => answer.status !== 201);
+    expect(accepted).toHaveLength(1);
+    expect(refused.map((answer) => [answer.status, answer.body.error, answer.body.refundable])).toEqual(Array(4).fill([400, 'amount_too_large', 400]));
+    const only = accepted[0] as ApiResponse;
+    const result = await refundResult(only);
+
+    const read = await api.get(tenant, `/v1/refunds/${only.body.id as string}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: only.body.id, orderId, amount: 600, status: 'succeeded', stripeRefundId: result.refundId, failureReason: null });
+    const nested = await api.get(tenant, `/v1/orders/${orderId}/refunds/${only.body.id as string}`);
+    expect(nested.body).toEqual(read.body);
+    const view = await api.get(tenant, `/v1/orders/${orderId}`);
+    expect(view.body).toMatchObject({ amountRefunded: 600, refundRequests: [{ id: only.body.id, status: 'succeeded', amount: 600 }] });
+    expect((await stripeObjectsFor(h.stripe, orderId)).refunds).toHaveLength(1);
+    expect(await ledgerRefunds(orderId)).toBe(1);
+    await h.expectInvariants([orderId]);
+  });
+
+  it('a refund Stripe refuses later fails with its reason: visible through both GETs and the order, announced once as order.refund_failed, its reservation given back', async () => {
+    const { orderId } = await completedOrder();
+    // Someone refunds the whole charge by hand at Stripe: our budget does not know, Stripe does.
+    const order = await api.get(tenant, `/v1/orders/${orderId}`);
+    const paymentIntentId = (order.body.stripe as { paymentIntentId: string }).paymentIntentId;
+    await h.stripe.refunds.create({ payment_intent: paymentIntentId });
+
+    const accepted = await refund(orderId, newKey(), { amount: 1500 });
+    expect(accepted.status).toBe(201);
+    expect(accepted.body.status).toBe('pending');
+    await expect(refundResult(accepted)).rejects.toBeInstanceOf(WorkflowFailedError);
+
+    const id = accepted.body.id as string;
+    const read = await api.get(tenant, `/v1/refunds/${id}`);
+    expect(read.body).toMatchObject({ id, status: 'failed', stripeRefundId: null });
+    expect(read.body.failureReason).toMatch(/refused by Stripe/);
+    const view = await api.get(tenant, `/v1/orders/${orderId}`);
+    expect(view.body).toMatchObject({ amountRefunded: 0, refunds: [], refundRequests: [{ id, status: 'failed' }] });
+
+    const events = (await outboxEvents(h.db.pool, orderId)).filter((row) => row.event_type === 'order.refund_failed');
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ event_key: id, payload: { amount_minor: 1500, status: 'completed', refund_request_id: id, refund_id: null } });
+    expect(String(events[0]?.payload.reason)).toMatch(/refused by Stripe/);
+
+    // The failed request's 1500 is refundable again, as far as our records know.
+    const { rows } = await h.db.pool.query<{ reserved: string }>('select reserved_minor as reserved from refund_budgets where order_id = $1', [orderId]);
+    expect(Number(rows[0]?.reserved)).toBe(0);
+    expect(await ledgerRefunds(orderId)).toBe(0);
+  });
+
+  it('a refund request is its tenant’s: another tenant, another order or an unknown ID reads 404', async () => {
+    const { orderId } = await completedOrder();
+    const made = await refund(orderId, newKey(), { amount: 100 });
+    await refundResult(made);
+    const id = made.body.id as string;
+    expect((await api.get(otherTenant, `/v1/refunds/${id}`)).status).toBe(404);
+    expect((await api.get(otherTenant, `/v1/orders/${orderId}/refunds/${id}`)).status).toBe(404);
+    const { orderId: another } = await completedOrder();
+    expect((await api.get(tenant, `/v1/orders/${another}/refunds/${id}`)).body.error).toBe('refund_not_found');
+    expect((await api.get(tenant, '/v1/refunds/rfd_unknown')).status).toBe(404);
   });
 });

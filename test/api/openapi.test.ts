@@ -33,7 +33,18 @@ describe('GET /openapi.json: the contract, from the zod schemas that validate re
   });
 
   it('describes every route of the orders API, its Idempotency-Key header, and every status code with its body', () => {
-    expect(Object.keys(document.paths).sort()).toEqual(['/healthz', '/v1/orders', '/v1/orders/{id}', '/v1/orders/{id}/refunds', '/webhooks/stripe']);
+    expect(Object.keys(document.paths).sort()).toEqual([
+      '/healthz',
+      '/v1/orders',
+      '/v1/orders/{id}',
+      '/v1/orders/{id}/refunds',
+      '/v1/orders/{id}/refunds/{refundId}',
+      '/v1/refunds/{id}',
+      '/webhooks/stripe',
+    ]);
+    for (const path of ['/v1/refunds/{id}', '/v1/orders/{id}/refunds/{refundId}']) {
+      expect(Object.keys(document.paths[path]?.get?.responses ?? {})).toEqual(expect.arrayContaining(['200', '404', '401', '403']));
+    }
     const create = document.paths['/v1/orders']?.post;
     expect(create?.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ in: 'header', name: 'idempotency-key' })]));
     expect(Object.keys(create?.responses ?? {}).sort()).toEqual(['201', '202', '400', '401', '403', '409', '413', '415', '422', '429', '503']);

@@ -12,7 +12,7 @@ import { createActivities } from '../../src/activities/index.js';
 import { toActivityFailure } from '../../src/activities/failures.js';
 import type { MerchantRefundInput, MerchantRefundResult } from '../../src/activities/merchant-refund.js';
 import type { IdempotencyScope } from '../../src/money/idempotency/activity-idempotency-store.js';
-import { merchantRefundWorkflowId } from '../../src/api/orders/create-refund.js';
+import { merchantRefundWorkflowId } from '../../src/workflows/merchant-refund.js';
 import { ActivityId } from '../../src/domain/activity-ids.js';
 import { FailureType } from '../../src/domain/failures.js';
 import { announceMerchantRefund, announceOrderPaid, OutboxContractPendingError } from '../../src/messaging/outbox/order-events.js';

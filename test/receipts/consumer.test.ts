@@ -176,4 +176,23 @@ describe('receipts consumer (inbox)', () => {
     // Past the duplicate window, the inbox drops a republish.
     expect(await applyOrderEvent(db.pool, '21', event({ event_type: 'order.merchant_refunded', status: 'completed', refund_id: 're_a' }))).toBe('duplicate');
   });
+
+  it("a refund request's failure (order.refund_failed) is applied with its reason: a receipt for the PaymentIntent, no Refund", async () => {
+    stream = await createTestStream();
+    const target = stream;
+    const failed = event({
+      event_type: 'order.refund_failed',
+      status: 'completed',
+      amount_minor: 1500,
+      refund_id: null,
+      reason: 'refund of 1500 on pi_1 refused by Stripe: amount exceeds what is refundable',
+      refund_request_id: 'rfd_failed',
+    });
+    await target.js.publish(`${target.subjectPrefix}.${failed.event_type}`, JSON.stringify(failed), { msgID: '31' });
+    await consuming(target, () => settled(target, 1));
+    const { rows } = await db.pool.query<{ event_type: string; stripe_object_id: string | null; reason: string | null; amount_minor: number }>(
+      "select event_type, stripe_object_id, reason, amount_minor from receipts where message_id = '31'",
+    );
+    expect(rows).toEqual([{ event_type: 'order.refund_failed', stripe_object_id: failed.payment_intent_id, reason: failed.reason, amount_minor: 1500 }]);
+  });
 });

@@ -96,6 +96,31 @@ export const orderAnswerSchema = z
   })
   .meta({ id: 'OrderAnswer' });
 
+export const refundIdParams = z.object({ id: z.string().min(1).max(64).meta({ description: 'The refund request ID the API assigned (rfd_...)' }) });
+
+export const orderRefundParams = z.object({
+  id: orderIdParams.shape.id,
+  refundId: refundIdParams.shape.id,
+});
+
+const refundRequestFields = {
+  id: z.string().meta({ description: 'The refund request ID (rfd_...)', example: 'rfd_Jm6x0cY3qkQn1vVh6QK1b8W4' }),
+  object: z.literal('refund'),
+  orderId: z.string(),
+  amount: z.number().int(),
+  currency: z.string(),
+  status: z.enum(['pending', 'succeeded', 'failed']).meta({
+    description: 'pending (the refund is being made), succeeded (see stripeRefundId) or failed (see failureReason; nothing was refunded)',
+  }),
+  stripeRefundId: z.string().nullable().meta({ description: 'The Stripe Refund, once succeeded' }),
+  failureReason: z.string().nullable().meta({ description: 'Why the refund was not made, once failed' }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+};
+
+/** An order's refund request, as its view lists it. */
+const refundRequestItemSchema = z.object(refundRequestFields).meta({ id: 'RefundRequestItem' });
+
 /** GET /v1/orders/:id: the order as its tenant sees it now. */
 export const orderViewSchema = z
   .looseObject({
@@ -103,23 +128,20 @@ export const orderViewSchema = z
     status: z.string().meta({ description: 'pending, reserved, authorized, paid, completed, declined, compensating, compensated or needs_review' }),
     statusReason: z.string().nullable(),
     stripe: z.object({ paymentIntentId: z.string().nullable(), refundId: z.string().nullable() }),
-    refunds: z.array(z.object({ stripeRefundId: z.string(), amount: z.number().int(), currency: z.string(), createdAt: z.string() })),
+    refunds: z
+      .array(z.object({ stripeRefundId: z.string(), amount: z.number().int(), currency: z.string(), createdAt: z.string() }))
+      .meta({ description: 'Every refund the ledger booked: the saga’s compensation or the merchant’s' }),
     amountRefunded: z.number().int(),
+    refundRequests: z.array(refundRequestItemSchema).meta({ description: 'The merchant’s refund requests, oldest first, each with its status' }),
     createdAt: z.string(),
   })
   .meta({ id: 'OrderView' });
 
+/** A refund request, as POST answers it (pending, or where a retried request stands) and the GETs read it. */
 export const refundAnswerSchema = z
-  .looseObject({
-    id: z.string(),
-    object: z.literal('refund'),
-    orderId: z.string(),
-    amount: z.number().int(),
-    currency: z.string(),
-    status: z.string(),
-    workflowId: z.string(),
-  })
+  .looseObject({ ...refundRequestFields, workflowId: z.string().meta({ description: 'The refund’s workflow in Temporal' }) })
   .meta({ id: 'RefundAnswer' });
+
 
 const error = (description: string) => errorBodySchema.meta({ description });
 
@@ -158,5 +180,15 @@ export const createRefundResponses = {
   201: refundAnswerSchema.meta({ description: 'The refund request, started. A replay carries Idempotent-Replayed: true' }),
   404: error('No such order for this API key’s tenant'),
   ...idempotentPostErrors,
+  400: error(
+    'Invalid Idempotency-Key, malformed JSON or an invalid body (see problems), or amount_too_large: the amount exceeds what is ' +
+      'still refundable (refundable names it, counting the requests in flight); nothing was started',
+  ),
   409: error('The order is not completed, the key is in use, or its stored response expired'),
+};
+
+export const getRefundResponses = {
+  200: refundAnswerSchema,
+  404: error('No such refund request for this API key’s tenant'),
+  ...commonErrors,
 };

@@ -1,5 +1,5 @@
-// The orders API's routes: POST /v1/orders, GET /v1/orders/:id and POST /v1/orders/:id/refunds,
-// with bearer auth, body limits and the API's error answers.
+// The orders API's routes: POST /v1/orders, GET /v1/orders/:id, POST /v1/orders/:id/refunds and
+// the refund requests' GETs, with bearer auth, body limits and the API's error answers.
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiAnswer } from '../idempotency/idempotent-start.js';
@@ -7,16 +7,20 @@ import { bearerAuth } from '../auth/bearer-auth.js';
 import { callerOf, checkCaller, idempotencyScopeOf } from './caller-checks.js';
 import { CREATE_ORDER_OPERATION, createOrder, type CreateOrderDeps } from './create-order.js';
 import { CREATE_REFUND_OPERATION, createRefund } from './create-refund.js';
+import { findRefundRequest } from '../../money/payments/refund-requests.js';
 import {
   createOrderResponses,
   createRefundResponses,
   getOrderResponses,
+  getRefundResponses,
   idempotentPostHeaders,
   orderIdParams,
+  orderRefundParams,
   orderRequestSchema,
+  refundIdParams,
   refundRequestSchema,
 } from './order-contract.js';
-import { findTenantOrder } from './order-view.js';
+import { findTenantOrder, refundRequestView } from './order-view.js';
 
 export type OrderRoutesOptions = CreateOrderDeps & {
   /** Runs after bearer auth set the tenant, before anything else of the request: the per-tenant rate limit. */
@@ -33,7 +37,11 @@ function validationAnswer(error: FastifyError & { validation: { instancePath: st
   const problems = error.validation.map((issue) =>
     issue.instancePath.length > 1 ? `${issue.instancePath.slice(1).replaceAll('/', '.')}: ${issue.message ?? 'invalid'}` : (issue.message ?? 'invalid'),
   );
-  if (error.validationContext === 'params') return { statusCode: 404, body: { error: 'order_not_found', message: 'no such order for this API key’s tenant' } };
+  if (error.validationContext === 'params') {
+    return /\/refunds\/[^/]*$/.test(request.url)
+      ? { statusCode: 404, body: { error: 'refund_not_found', message: 'no such refund request for this API key’s tenant' } }
+      : { statusCode: 404, body: { error: 'order_not_found', message: 'no such order for this API key’s tenant' } };
+  }
   const what = request.url.endsWith('/refunds') ? 'refund' : 'order';
   return { statusCode: 400, body: { error: `invalid_${what}`, message: `the ${what} body is invalid; nothing was started`, problems } };
 }
@@ -137,12 +145,52 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, opti
       if (order.status !== 'completed') {
         return reply.code(409).send({ error: 'order_not_refundable', message: `order '${order.id}' is '${order.status}'; only a completed order can be refunded` });
       }
+      // What is still refundable is the refund budget's to say (amount_too_large names it).
       const amount = request.body?.amount ?? order.amount;
-      if (amount > order.amount) {
-        return reply.code(400).send({ error: 'invalid_refund', message: `amount ${amount} exceeds the order's ${order.amount} ${order.currency}` });
-      }
-      const answer = await createRefund(options, scope, { orderId: order.id, amount, currency: order.currency });
+      const answer = await createRefund(options, scope, { orderId: order.id, amount });
       return send(reply, answer);
+    },
+  );
+
+  const refundNotFound = (id: string) => ({ error: 'refund_not_found', message: `no refund request '${id}' for this API key's tenant` });
+
+  app.get(
+    '/v1/refunds/:id',
+    {
+      config: { scope: 'read' },
+      preHandler: checkCaller({ idempotencyKey: false }),
+      schema: {
+        summary: 'Read a refund request: pending, succeeded (with the Stripe Refund) or failed (with why)',
+        tags: ['refunds'],
+        security: bearer,
+        params: refundIdParams,
+        response: getRefundResponses,
+      },
+    },
+    async (request, reply) => {
+      const found = await findRefundRequest(options.db, callerOf(request).tenantId, request.params.id);
+      if (!found) return reply.code(404).send(refundNotFound(request.params.id));
+      return refundRequestView(found);
+    },
+  );
+
+  app.get(
+    '/v1/orders/:id/refunds/:refundId',
+    {
+      config: { scope: 'read' },
+      preHandler: checkCaller({ idempotencyKey: false }),
+      schema: {
+        summary: 'Read one of an order’s refund requests',
+        tags: ['refunds'],
+        security: bearer,
+        params: orderRefundParams,
+        response: getRefundResponses,
+      },
+    },
+    async (request, reply) => {
+      const found = await findRefundRequest(options.db, callerOf(request).tenantId, request.params.refundId);
+      if (!found || found.orderId !== request.params.id) return reply.code(404).send(refundNotFound(request.params.refundId));
+      return refundRequestView(found);
     },
   );
   return Promise.resolve();

@@ -2,6 +2,8 @@
 import type { Queryable } from '../../platform/db/queryable.js';
 import { workflowIdForOrder } from '../../domain/order-input.js';
 import { orderRefunds } from '../../money/ledger/ledger.js';
+import { orderRefundRequests, type RefundRequestRecord } from '../../money/payments/refund-requests.js';
+import { merchantRefundWorkflowId } from '../../workflows/merchant-refund.js';
 import { orderProgress } from '../../orders/orders.js';
 import { findApiOrder } from './api-orders.js';
 
@@ -15,6 +17,7 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
   if (!order) return null;
   const progress = await orderProgress(db, orderId);
   const refunds = await orderRefunds(db, orderId);
+  const requests = await orderRefundRequests(db, orderId);
   return {
     id: order.orderId,
     object: 'order' as const,
@@ -36,6 +39,25 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
       createdAt: refund.createdAt.toISOString(),
     })),
     amountRefunded: refunds.reduce((sum, refund) => sum + refund.amountMinor, 0),
+    // Every refund the merchant asked for, with where it stands: a failed one is here, not in refunds.
+    refundRequests: requests.map((request) => refundRequestView(request)),
     createdAt: order.createdAt.toISOString(),
+  };
+}
+
+/** A refund request as the API shows it: the POST's answer, and the GETs'. */
+export function refundRequestView(request: RefundRequestRecord, workflowId = merchantRefundWorkflowId(request.orderId, request.refundRequestId)) {
+  return {
+    id: request.refundRequestId,
+    object: 'refund' as const,
+    orderId: request.orderId,
+    amount: request.amount,
+    currency: request.currency,
+    status: request.status,
+    stripeRefundId: request.stripeRefundId,
+    failureReason: request.failureReason,
+    workflowId,
+    createdAt: request.createdAt.toISOString(),
+    updatedAt: request.updatedAt.toISOString(),
   };
 }

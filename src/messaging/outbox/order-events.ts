@@ -32,11 +32,22 @@ export interface RefundAnnouncement {
   paymentIntentId: string | null;
 }
 
+/** A refund request that will not be made: what was asked, and why not. */
+export interface RefundFailureAnnouncement {
+  amountMinor: number;
+  currency: string;
+  reason: string;
+}
+
 interface EventFields {
   amountMinor?: number;
   currency?: string;
   paymentIntentId?: string | null;
   refundId?: string | null;
+  /** Laid over the order's status reason (a refund's failure is the request's, not the order's). */
+  reason?: string | null;
+  /** The merchant's refund request the event is about, for the refund events. */
+  refundRequestId?: string | null;
 }
 
 /** `order.paid`: written with the ledger's charge. */
@@ -79,13 +90,27 @@ export async function announceMerchantRefund(
   refund: RefundAnnouncement,
 ): Promise<boolean> {
   try {
-    return await insertOrderEvent(client, 'order.merchant_refunded', orderId, refund, null, refundRequestId);
+    return await insertOrderEvent(client, 'order.merchant_refunded', orderId, { ...refund, refundRequestId }, null, refundRequestId);
   } catch (error) {
     if (isUniqueViolation(error, ONE_EVENT_PER_KIND_INDEX)) {
       throw new OutboxContractPendingError(orderId);
     }
     throw error;
   }
+}
+
+/**
+ * `order.refund_failed`: written when a refund request that was accepted (201 pending) fails
+ * later, with the request's reservation given back; once per refund request. The order stays
+ * completed; the payload's amount is the request's and its reason the refusal's.
+ */
+export function announceRefundFailed(
+  client: PoolClient,
+  orderId: string,
+  refundRequestId: string,
+  failure: RefundFailureAnnouncement,
+): Promise<boolean> {
+  return insertOrderEvent(client, 'order.refund_failed', orderId, { ...failure, refundRequestId }, null, refundRequestId);
 }
 
 /**
@@ -126,7 +151,8 @@ async function insertOrderEvent(
               'currency', coalesce($4::text, o.currency),
               'payment_intent_id', coalesce($5::text, o.payment_intent_id),
               'refund_id', coalesce($6::text, o.refund_id),
-              'reason', o.status_reason,
+              'reason', coalesce($10::text, o.status_reason),
+              'refund_request_id', $11::text,
               'occurred_at', now()),
             $8::jsonb
        from orders o
@@ -142,6 +168,8 @@ async function insertOrderEvent(
       requiredStatuses,
       activeTraceCarrier(),
       eventKey,
+      fields.reason ?? null,
+      fields.refundRequestId ?? null,
     ],
   );
   return rowCount === 1;

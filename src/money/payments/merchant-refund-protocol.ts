@@ -10,6 +10,7 @@ import { postLedgerTransaction } from '../ledger/ledger.js';
 import { orderProgress } from '../../orders/orders.js';
 import { announceMerchantRefund } from '../../messaging/outbox/order-events.js';
 import type { Retention } from './payment-protocol.js';
+import { refundRequestFailed, refundRequestSucceeded } from './refund-requests.js';
 
 /**
  * A refund the merchant asks for (POST /v1/orders/:id/refunds) of a completed order, full or
@@ -26,8 +27,8 @@ import type { Retention } from './payment-protocol.js';
  *    the answer an earlier attempt (or another key, for the same refund request) recorded; an
  *    answered key is answered from Postgres without calling Stripe, refusals included.
  * 2. Call Stripe under the key (the activity's part).
- * 3. Record: the key's outcome, the claim's, the ledger's refund and the refund's outbox event
- *    commit together, so a retry after the commit finds the answer and writes nothing twice.
+ * 3. Record: the key's outcome, the claim's, the ledger's refund, the refund request's status
+ *    (refund-requests.ts) and the refund's outbox event commit together, so a retry after the commit finds the answer and writes nothing twice.
  *
  * The key is the activity's (`<original run ID>/merchant-refund`, the one Stripe gets); the claim
  * is the refund request's (`<order ID>/<refund request ID>`), so a second workflow run for one
@@ -144,6 +145,9 @@ export async function recordMerchantRefundRefusal(
       return merchantRefundOf(await readKey<MerchantRefundOutcome>(client, MerchantRefundScope.refund, key));
     }
     await finishKey(client, MerchantRefundScope.request, claimKeyOf(request), 'failed', refusal);
+    // The merchant follows the request: it fails with this reason, its reservation goes back, and
+    // order.refund_failed is written, with the refusal.
+    await refundRequestFailed(client, request.refundRequestId, reason);
     return { stage: 'refused', refusal };
   });
 }
@@ -169,6 +173,7 @@ export async function recordMerchantRefund(
       recorded = existing.refund;
     }
     await finishKey(client, MerchantRefundScope.request, claimKeyOf(request), 'completed', recorded);
+    await refundRequestSucceeded(client, request.refundRequestId, recorded.refundId);
     await postLedgerTransaction(client, {
       orderId: request.orderId,
       kind: 'refund',
