@@ -97,12 +97,21 @@ async function main(): Promise<void> {
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
     await ensureTools(say);
-    say('starting a Temporal dev server, a throwaway database and the Stripe emulator');
-    const [server, db, emulator] = await Promise.all([
-      startDevServer().then((value) => (cleanups.push(() => value.stop()), value)),
+    say('starting a throwaway database and the Stripe emulator');
+    const [db, emulator] = await Promise.all([
       createThrowawayDatabase({ label: 'bench' }).then((value) => (cleanups.push(() => value.drop()), value)),
       startStripeEmulator({ port: 0 }).then((value) => (cleanups.push(() => value.close()), value)),
     ]);
+    // Each comparison runs on a Temporal dev server of its own, started for it: the dev server
+    // keeps every history in memory and slows as they pile up, so a comparison on a server that
+    // ran the others first would measure them as much as itself.
+    const freshServer = async (): Promise<DevServer> => {
+      const fresh = await startDevServer();
+      let stopped: Promise<void> | undefined;
+      const stop = () => (stopped ??= fresh.stop());
+      cleanups.push(stop);
+      return { ...fresh, stop };
+    };
     const bundleDir = await mkdtemp(path.join(os.tmpdir(), 'order-payments-bench-'));
     cleanups.push(() => rm(bundleDir, { recursive: true, force: true }));
     say('bundling the saga and the baseline workflow');
@@ -115,7 +124,7 @@ async function main(): Promise<void> {
     await stockInventory(db.pool);
 
     const tag = randomBytes(3).toString('hex');
-    const workerEnv = (workload: Workload, bundle: string): Record<string, string> => ({
+    const workerEnv = (workload: Workload, bundle: string, server: DevServer): Record<string, string> => ({
       BENCH_WORKER_MODE: workload === 'saga' ? 'saga' : 'baseline',
       BENCH_WORKFLOW_BUNDLE: bundle,
       TEMPORAL_ADDRESS: server.address,
@@ -125,26 +134,34 @@ async function main(): Promise<void> {
       STRIPE_API_BASE: emulator.url,
       STRIPE_SECRET_KEY: STRIPE_KEY,
     });
-    say('starting the baseline and saga worker processes');
     const profileDir = path.join(ROOT, 'bench', 'profiles');
     if (flags.cpuProf) await mkdir(profileDir, { recursive: true });
-    const workers: Record<Workload, BenchWorker> = {
-      baseline: await startBenchWorker(workerEnv('baseline', baselineBundle)),
-      'baseline-new': await startBenchWorker(workerEnv('baseline-new', baselineBundle)),
-      saga: await startBenchWorker(workerEnv('saga', sagaBundle), flags.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+    /** The baseline and saga worker processes on `server`, warmed up alike. */
+    const startWorkloadWorkers = async (server: DevServer): Promise<Record<Workload, BenchWorker>> => {
+      const started: Record<Workload, BenchWorker> = {
+        baseline: await startBenchWorker(workerEnv('baseline', baselineBundle, server)),
+        'baseline-new': await startBenchWorker(workerEnv('baseline-new', baselineBundle, server)),
+        saga: await startBenchWorker(workerEnv('saga', sagaBundle, server), flags.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      };
+      cleanups.push(() => started.baseline.stop(), () => started['baseline-new'].stop(), () => started.saga.stop());
+      for (const workload of WORKLOADS) {
+        await runClosedLoop({ concurrency: 16, total: plan.warmupOrders, runOne: orderRunner(server.client, workload, `bench-${workload}-${tag}`, `warm-${workload}-${randomBytes(3).toString('hex')}-${tag}`) });
+      }
+      return started;
     };
-    cleanups.push(() => workers.baseline.stop(), () => workers['baseline-new'].stop(), () => workers.saga.stop());
+    const stopWorkers = (running: Record<Workload, BenchWorker>) => Promise.all(WORKLOADS.map((workload) => running[workload].stop()));
 
     const measureEncryption = async (): Promise<EncryptionCost> => {
-      say(`encryption: the saga with its payloads encrypted against unencrypted, at concurrency ${plan.telemetry.concurrency}`);
+      say(`encryption: the saga with its payloads encrypted against unencrypted, at concurrency ${plan.telemetry.concurrency}, on a fresh dev server`);
+      const server = await freshServer();
       // The unencrypted side's client has no codec either: the same data converter minus the codec.
       const plainClient = new Client({ connection: server.client.connection, namespace: 'default', dataConverter: { failureConverterPath: FAILURE_CONVERTER_PATH } });
       const measured = await measureEncryptionCost({
         db,
         startWorkers: async () => {
           const [off, on] = await Promise.all([
-            startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-plain-${tag}`, BENCH_ENCRYPTION: 'off' }),
-            startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-encrypted-${tag}` }),
+            startBenchWorker({ ...workerEnv('saga', sagaBundle, server), TEMPORAL_TASK_QUEUE: `bench-plain-${tag}`, BENCH_ENCRYPTION: 'off' }),
+            startBenchWorker({ ...workerEnv('saga', sagaBundle, server), TEMPORAL_TASK_QUEUE: `bench-encrypted-${tag}` }),
           ]);
           return { off, on };
         },
@@ -154,6 +171,7 @@ async function main(): Promise<void> {
         ...plan.telemetry,
       });
       say(`  off ${measured.off.ordersPerSecond.toFixed(1)} orders/s, on ${measured.on.ordersPerSecond.toFixed(1)} orders/s (${(measured.onOverOff * 100).toFixed(1)}%, median of rounds ${measured.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join('/')})`);
+      await server.stop();
       return measured;
     };
     if (flags.only === 'encryption') {
@@ -161,16 +179,15 @@ async function main(): Promise<void> {
       return;
     }
 
-    const run = (workload: Workload, label: string) => orderRunner(server.client, workload, `bench-${workload}-${tag}`, `${label}-${tag}`);
-    say(`warming up (${plan.warmupOrders} orders each)`);
-    for (const workload of WORKLOADS) {
-      await runClosedLoop({ concurrency: 16, total: plan.warmupOrders, runOne: run(workload, `warm-${workload}`) });
-    }
-
     const levels: LevelResult[] = [];
+    let workloadCosts: RoundTrips['workloads'] | undefined;
     const sampledOrderIds: Record<Workload, string[]> = { baseline: [], 'baseline-new': [], saga: [] };
     const levelsToRun = flags.only === 'levels-64' ? plan.levels.filter((level) => level.concurrency === 64) : plan.levels;
     for (const { concurrency, orders } of levelsToRun) {
+      say(`concurrency ${concurrency}: a fresh dev server, the baseline and saga workers, ${plan.warmupOrders} warm-up orders each`);
+      const server = await freshServer();
+      const workers = await startWorkloadWorkers(server);
+      const run = (workload: Workload, label: string) => orderRunner(server.client, workload, `bench-${workload}-${tag}`, `${label}-${tag}`);
       // The workloads take turns in rounds, a different one going first each round, so a change
       // in the machine's load during the level falls on all alike.
       const chunk = Math.ceil(orders / plan.rounds);
@@ -193,13 +210,22 @@ async function main(): Promise<void> {
         say(`${workload} at concurrency ${concurrency}: ${level.ordersPerSecond.toFixed(1)} orders/s, p50 ${level.latencyMs.p50.toFixed(0)} ms, p99 ${level.latencyMs.p99.toFixed(0)} ms`);
         if (flags.only) say(`  CPU ms per order: ${describeCpu(level.machineCpu)}; worker ${level.workerCpuMsPerOrder.toFixed(1)}; Postgres ${level.postgres.roundTrips.toFixed(1)} round trips, ${level.postgres.clientTransactions.toFixed(1)} transactions per order`);
       }
+      // The histories of the level at 64, read before its server goes.
+      if (concurrency === 64) workloadCosts = await measureWorkloadCosts(server.client, sampledOrderIds, HISTORY_SAMPLE);
+      await stopWorkers(workers);
+      await server.stop();
     }
     if (flags.only === 'levels-64') return;
+    if (!workloadCosts) throw new Error('the plan has no level at concurrency 64, whose histories the round trips are read from');
 
+    // The rest (path costs, scale out, the checkout, memory) on one more fresh server.
+    say('a fresh dev server for the path costs, scale out and the checkout');
+    const server = await freshServer();
+    const workers = await startWorkloadWorkers(server);
     say('what one order costs the Temporal server: one order of each saga path, and the histories of the level at 64');
     const roundTrips: RoundTrips = {
       paths: await measurePathCosts({ client: server.client, taskQueue: `bench-saga-${tag}`, emulator, label: `paths-${tag}`, sku: 'bench-sku-0' }),
-      workloads: await measureWorkloadCosts(server.client, sampledOrderIds, HISTORY_SAMPLE),
+      workloads: workloadCosts,
       ratios: throughputRatios(levels),
     };
     for (const [name, cost] of Object.entries(roundTrips.paths)) {
@@ -214,7 +240,7 @@ async function main(): Promise<void> {
     const scaleOut = await measureScaleOut({
       db,
       one: workers.saga,
-      startSecond: (taskQueue: string) => startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: taskQueue }),
+      startSecond: (taskQueue: string) => startBenchWorker({ ...workerEnv('saga', sagaBundle, server), TEMPORAL_TASK_QUEUE: taskQueue }),
       taskQueue: `bench-scaleout-${tag}`,
       run: (taskQueue: string, label: string) => orderRunner(server.client, 'saga', taskQueue, `${label}-${tag}`),
       oneTaskQueue: `bench-saga-${tag}`,
@@ -222,15 +248,16 @@ async function main(): Promise<void> {
     });
     say(`  one ${scaleOut.one.ordersPerSecond.toFixed(1)} orders/s, two ${scaleOut.two.ordersPerSecond.toFixed(1)} orders/s (${scaleOut.twoOverOne.toFixed(2)}×), machine ${(scaleOut.one.machineBusy * 100).toFixed(0)}% and ${(scaleOut.two.machineBusy * 100).toFixed(0)}% busy`);
 
-    say(`telemetry: the saga with the worker's metrics and traces on against off, at concurrency ${plan.telemetry.concurrency}`);
+    say(`telemetry: the saga with the worker's metrics and traces on against off, at concurrency ${plan.telemetry.concurrency}, on a fresh dev server`);
+    const telemetryServer = await freshServer();
     const telemetry = await measureTelemetryCost({
       db,
       startWorkers: async () => {
         const traceFile = path.join(bundleDir, 'traces.jsonl');
         const [off, on] = await Promise.all([
-          startBenchWorker({ ...workerEnv('saga', sagaBundle), TEMPORAL_TASK_QUEUE: `bench-unobserved-${tag}` }),
+          startBenchWorker({ ...workerEnv('saga', sagaBundle, telemetryServer), TEMPORAL_TASK_QUEUE: `bench-unobserved-${tag}` }),
           startBenchWorker({
-            ...workerEnv('saga', tracedSagaBundle),
+            ...workerEnv('saga', tracedSagaBundle, telemetryServer),
             TEMPORAL_TASK_QUEUE: `bench-observed-${tag}`,
             BENCH_METRICS_PORT: String(await findFreePort()),
             BENCH_TRACE_FILE: traceFile,
@@ -239,12 +266,13 @@ async function main(): Promise<void> {
         return { off, on, traceFile };
       },
       run: (observed: boolean, label: string) =>
-        orderRunner(server.client, 'saga', observed ? `bench-observed-${tag}` : `bench-unobserved-${tag}`, `${label}-${tag}`),
+        orderRunner(telemetryServer.client, 'saga', observed ? `bench-observed-${tag}` : `bench-unobserved-${tag}`, `${label}-${tag}`),
       // As many as one round: a fresh worker's first orders run on a cold JIT and a small heap.
       warmupOrders: Math.ceil(plan.telemetry.orders / plan.telemetry.rounds),
       ...plan.telemetry,
     });
     say(`  off ${telemetry.off.ordersPerSecond.toFixed(1)} orders/s, on ${telemetry.on.ordersPerSecond.toFixed(1)} orders/s (${(telemetry.onOverOff * 100).toFixed(1)}%, median of rounds ${telemetry.roundRatios.map((ratio) => (ratio * 100).toFixed(0)).join("/")})`);
+    await telemetryServer.stop();
 
     const encryption = await measureEncryption();
 
@@ -314,7 +342,7 @@ async function main(): Promise<void> {
           plan,
           emptyLedger: ledger,
           startWorker: (side, target) =>
-            startBenchWorker({ ...workerEnv('saga', sagaBundle), DATABASE_URL: target.url, TEMPORAL_TASK_QUEUE: `bench-scale-${side}-${tag}` }),
+            startBenchWorker({ ...workerEnv('saga', sagaBundle, server), DATABASE_URL: target.url, TEMPORAL_TASK_QUEUE: `bench-scale-${side}-${tag}` }),
           run: (side, label) => orderRunner(server.client, 'saga', `bench-scale-${side}-${tag}`, `${label}-${tag}`),
         })
       : null;
