@@ -5,6 +5,7 @@ import type { AsyncSettlement } from './async-settlement.js';
 import { authenticate } from './auth.js';
 import type { Clock } from './clock.js';
 import type { Counters } from './counters.js';
+import { closePastDueDisputes } from './disputes.js';
 import type { Endpoint, Execution, RequestContext } from './endpoint.js';
 import {
   ApiError,
@@ -109,8 +110,10 @@ export async function runStripeRequest(deps: PipelineDeps, endpoint: Endpoint, r
     throw error;
   }
   const account = deps.store.account(secretKey);
-  // Time passes at Stripe whether or not anyone asks: holds past capture_before have lapsed.
+  // Time passes at Stripe whether or not anyone asks: holds past capture_before have lapsed, and
+  // disputes past due_by have closed.
   deps.counters.holdsLapsed(lapseExpiredHolds(account, deps.clock.nowSeconds()));
+  closePastDueDisputes(account, deps.clock.nowSeconds());
   const target: FaultTarget = { method: request.method, path: request.path, orderId: orderIdOf(request.params, account, request.pathParams) };
   const finish = (outcome: Outcome): Outcome => {
     if (deps.faults.fire('drop_response', target)) {

@@ -1,7 +1,8 @@
 // The Refunds API: `POST /v1/refunds` (by PaymentIntent or charge, whole or partial, within what
-// was captured), retrieve and list.
+// was captured, never of a charged-back charge), retrieve and list.
 import type Stripe from 'stripe';
 import { formatAmount } from './currencies.js';
+import { refuseRefundIfDisputed } from './disputes.js';
 import type { Endpoint } from './endpoint.js';
 import { invalidRequest, resourceMissing, type ApiError } from './errors.js';
 import { newId } from './ids.js';
@@ -93,6 +94,7 @@ export const createRefund: Endpoint = {
     const metadata = readMetadata(params);
     return () => {
       const charge = refundableCharge(ctx.account, target);
+      refuseRefundIfDisputed(ctx.account, charge);
       // What is left to refund of what was captured (a partial capture released the rest).
       const remaining = charge.amount - charge.amount_refunded;
       if (remaining <= 0) {

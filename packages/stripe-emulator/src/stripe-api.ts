@@ -1,5 +1,6 @@
 // The list of Stripe endpoints the emulator serves, which the server registers as routes.
 import { retrieveCharge } from './charges.js';
+import { closeDispute, listDisputes, retrieveDispute, updateDispute } from './disputes.js';
 import type { Endpoint } from './endpoint.js';
 import { listEvents, retrieveEvent } from './event-endpoints.js';
 import {
@@ -27,6 +28,10 @@ export const STRIPE_ENDPOINTS: readonly Endpoint[] = [
   createRefund,
   listRefunds,
   retrieveRefund,
+  listDisputes,
+  retrieveDispute,
+  updateDispute,
+  closeDispute,
   listEvents,
   retrieveEvent,
   createWebhookEndpoint,
