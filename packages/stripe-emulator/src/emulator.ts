@@ -21,6 +21,7 @@ export interface AccountDump {
   charges: Stripe.Charge[];
   refunds: Stripe.Refund[];
   disputes: Stripe.Dispute[];
+  earlyFraudWarnings: Stripe.Radar.EarlyFraudWarning[];
   eventCount: number;
   idempotencyKeys: KeySummary[];
 }
@@ -124,6 +125,7 @@ export class EmulatorCore implements PipelineDeps {
         charges: structuredClone(newestFirst(account.charges)),
         refunds: structuredClone(newestFirst(account.refunds)),
         disputes: structuredClone(newestFirst(account.disputes)),
+        earlyFraudWarnings: structuredClone(newestFirst(account.earlyFraudWarnings)),
         eventCount: account.events.newestFirst().length,
         idempotencyKeys: keys.filter((key) => key.account === account.id),
       })),

@@ -25,9 +25,10 @@ export type EmulatedEventType =
   | 'charge.dispute.funds_withdrawn'
   | 'charge.dispute.updated'
   | 'charge.dispute.closed'
-  | 'charge.dispute.funds_reinstated';
+  | 'charge.dispute.funds_reinstated'
+  | 'radar.early_fraud_warning.created';
 
-export type EventSubject = Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund | Stripe.Dispute;
+export type EventSubject = Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund | Stripe.Dispute | Stripe.Radar.EarlyFraudWarning;
 
 /** Stripe's Event object, narrowed to what the emulator records. */
 export interface EmulatedEvent {

@@ -3,6 +3,7 @@
 import type Stripe from 'stripe';
 import { formatAmount } from './currencies.js';
 import { refuseRefundIfDisputed } from './disputes.js';
+import { settleEarlyFraudWarnings } from './early-fraud-warnings.js';
 import type { Endpoint } from './endpoint.js';
 import { invalidRequest, resourceMissing, type ApiError } from './errors.js';
 import { newId } from './ids.js';
@@ -140,6 +141,7 @@ export const createRefund: Endpoint = {
       const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };
       ctx.account.events.record('refund.created', refund, now, request);
       ctx.account.events.record('charge.refunded', charge, now, request);
+      settleEarlyFraudWarnings(ctx.account, charge);
       if (settlesAsync) ctx.settlements.scheduleRefund(ctx.account, refund.id);
       return structuredClone(refund);
     };

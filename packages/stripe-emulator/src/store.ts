@@ -1,5 +1,5 @@
 // The emulator's objects, per account: each secret key's PaymentIntents, charges, refunds,
-// disputes, holds and events.
+// disputes, early fraud warnings, holds and events.
 import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { redactKey } from './auth.js';
@@ -17,6 +17,7 @@ export interface AccountState {
   charges: Map<string, Stripe.Charge>;
   refunds: Map<string, Stripe.Refund>;
   disputes: Map<string, Stripe.Dispute>;
+  earlyFraudWarnings: Map<string, Stripe.Radar.EarlyFraudWarning>;
   /** Disputes waiting for a response (`needs_response`, `warning_needs_response`): those that can go past due. */
   respondableDisputes: Set<string>;
   /** PaymentIntents in `requires_capture`: the holds that can lapse (holds.ts). */
@@ -43,6 +44,7 @@ export class Store {
       charges: new Map(),
       refunds: new Map(),
       disputes: new Map(),
+      earlyFraudWarnings: new Map(),
       respondableDisputes: new Set(),
       heldPaymentIntents: new Set(),
       events: new EventLog((event) => {
