@@ -63,8 +63,8 @@ function serialize(body: unknown): string {
 
 /**
  * The order a request is about, for fault rules that name one: its own `metadata[order_id]`, or,
- * for a request on an existing PaymentIntent that carries none (a capture, a cancel), the order
- * that PaymentIntent belongs to.
+ * for a request on an existing PaymentIntent or dispute that carries none (a capture, a cancel,
+ * evidence), the order that PaymentIntent (the disputed one) belongs to.
  */
 function orderIdOf(params: FormParams, account: AccountState, pathParams: Readonly<Record<string, string>>): string | undefined {
   const metadata = params.metadata;
@@ -72,6 +72,10 @@ function orderIdOf(params: FormParams, account: AccountState, pathParams: Readon
     return metadata.order_id;
   }
   const id = pathParams.id;
+  if (id?.startsWith('dp_')) {
+    const paymentIntent = account.disputes.get(id)?.payment_intent;
+    return typeof paymentIntent === 'string' ? account.paymentIntents.get(paymentIntent)?.metadata.order_id : undefined;
+  }
   return id?.startsWith('pi_') ? account.paymentIntents.get(id)?.metadata.order_id : undefined;
 }
 

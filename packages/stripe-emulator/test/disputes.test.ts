@@ -365,4 +365,16 @@ describe('the Disputes API', () => {
     expect(rest.data.map((item) => item.id)).toEqual([ids[0]]);
     expect((await test.stripe.disputes.list({ payment_intent: 'pi_unknown' })).data).toEqual([]);
   });
+
+  it('lets fault rules name the order of a dispute (its PaymentIntent\'s), for its requests and its webhooks', async () => {
+    test.emulator.addFault({ kind: 'webhook_duplicate', eventType: 'charge.dispute.*', orderId: 'order-d16', count: 1 });
+    const { dispute } = await disputed('order-d16');
+    const created = (await deliveredFor(dispute.id)).filter((event) => event.type === 'charge.dispute.created');
+    expect(created).toHaveLength(2);
+    expect(created[0]?.id).toBe(created[1]?.id);
+
+    test.emulator.addFault({ kind: 'fail_before_execution', method: 'POST', path: '/v1/disputes/:id', orderId: 'order-d16' });
+    expect(await rejection(test.stripe.disputes.update(dispute.id, { metadata: { note: 'x' } }))).toMatchObject({ statusCode: 500 });
+    expect((await test.stripe.disputes.update(dispute.id, { metadata: { note: 'x' } })).metadata).toEqual({ note: 'x' });
+  });
 });
