@@ -1,6 +1,7 @@
 // Payments and refunds that settle after their request (the asynchronous test cards): the timers
 // that move each to its final state and record the events Stripe would send.
 import type Stripe from 'stripe';
+import { afterCapture } from './capture-followups.js';
 import type { Clock } from './clock.js';
 import { DEFAULT_AUTHORIZATION_WINDOW_MS, placeHold } from './holds.js';
 import { findTestCard, paymentMethodObject, type Decline } from './payment-methods.js';
@@ -117,6 +118,7 @@ function settlePaymentIntent(
     paymentIntent.processing = null;
     account.events.record('charge.succeeded', charge, now, NO_REQUEST);
     account.events.record('payment_intent.succeeded', paymentIntent, now, NO_REQUEST);
+    afterCapture(account, charge, now);
     return true;
   }
 

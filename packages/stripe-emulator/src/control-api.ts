@@ -1,5 +1,6 @@
 // The control API under /_emulator, for tests and chaos runs: fault rules, the clock, counters,
-// state dumps, events, webhook endpoints, deliveries and timings, settling a payment now, reset.
+// state dumps, events, webhook endpoints, deliveries and timings, settling a payment now,
+// deciding a dispute, reset.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { EmulatorCore } from './emulator.js';
@@ -9,7 +10,9 @@ import { webhookEndpointInputSchema, webhookEndpointObject } from './webhooks-en
 /** Outside `/v1`, so no Stripe path can ever collide with it. */
 export const CONTROL_PREFIX = '/_emulator';
 
-const advanceSchema = z.strictObject({ ms: z.number().int().min(0) });
+/** By `ms`, or by `seconds` (the unit of Stripe's timestamps, such as a dispute's `due_by`). */
+const advanceSchema = z.union([z.strictObject({ ms: z.number().int().min(0) }), z.strictObject({ seconds: z.number().int().min(0) })]);
+const decideSchema = z.strictObject({ outcome: z.enum(['won', 'lost']) });
 const eventsQuerySchema = z.object({ type: z.string().optional(), account: z.string().optional() });
 const settleSchema = z.strictObject({ outcome: z.enum(['succeeded', 'failed']).optional() });
 const webhookConfigSchema = z.strictObject({
@@ -51,8 +54,8 @@ export function registerControlApi(app: FastifyInstance, core: EmulatorCore): vo
 
   app.get(`${CONTROL_PREFIX}/clock`, () => ({ nowMs: core.clock.nowMs(), offsetMs: core.clock.offsetMs }));
   app.post(`${CONTROL_PREFIX}/clock/advance`, (request) => {
-    const { ms } = advanceSchema.parse(request.body);
-    core.advanceClock(ms);
+    const advance = advanceSchema.parse(request.body);
+    core.advanceClock('ms' in advance ? advance.ms : advance.seconds * 1000);
     return { nowMs: core.clock.nowMs(), offsetMs: core.clock.offsetMs };
   });
 
@@ -81,6 +84,15 @@ export function registerControlApi(app: FastifyInstance, core: EmulatorCore): vo
     if (asyncSettleMs !== undefined) core.settlements.configure(asyncSettleMs);
     if (authorizationWindowMs !== undefined) core.configureAuthorizationWindow(authorizationWindowMs);
     return { ...core.webhooks.configure(delivery), ...timing() };
+  });
+
+  // The issuer's decision on an open dispute, for evidence that does not decide it by itself.
+  app.post<{ Params: { id: string } }>(`${CONTROL_PREFIX}/disputes/:id/decide`, async (request, reply) => {
+    const { outcome } = decideSchema.parse(request.body);
+    const decided = core.decideDispute(request.params.id, outcome);
+    if (decided === 'missing') return reply.code(404).send({ decided: false, error: `no dispute ${request.params.id}` });
+    if (decided === 'closed') return reply.code(409).send({ decided: false, error: `dispute ${request.params.id} is already closed` });
+    return reply.code(200).send({ decided: true, dispute: decided });
   });
 
   // Settles a processing PaymentIntent now instead of after the async settle delay.

@@ -4,6 +4,7 @@ import type Stripe from 'stripe';
 import { AsyncSettlement } from './async-settlement.js';
 import { Clock } from './clock.js';
 import { Counters, type CounterSnapshot } from './counters.js';
+import { closePastDueDisputes, decideOpenDispute, type DisputeOutcome } from './disputes.js';
 import type { EmulatedEvent } from './events.js';
 import { FaultInjector, type FaultRule } from './faults.js';
 import { DEFAULT_AUTHORIZATION_WINDOW_MS, lapseExpiredHolds } from './holds.js';
@@ -19,6 +20,8 @@ export interface AccountDump {
   paymentIntents: Stripe.PaymentIntent[];
   charges: Stripe.Charge[];
   refunds: Stripe.Refund[];
+  disputes: Stripe.Dispute[];
+  earlyFraudWarnings: Stripe.Radar.EarlyFraudWarning[];
   eventCount: number;
   idempotencyKeys: KeySummary[];
 }
@@ -78,13 +81,29 @@ export class EmulatorCore implements PipelineDeps {
   }
 
   /**
-   * Moves the clock forward and lets every hold whose `capture_before` it passed lapse at once
-   * (with its events), in every account. Returns the new time in ms since the epoch.
+   * Moves the clock forward and lets every hold whose `capture_before` it passed lapse at once, and
+   * every dispute whose `due_by` it passed close (with their events), in every account. Returns the
+   * new time in ms since the epoch.
    */
   advanceClock(ms: number): number {
     const now = this.clock.advance(ms);
-    for (const account of this.store.accounts()) this.counters.holdsLapsed(lapseExpiredHolds(account, this.clock.nowSeconds()));
+    for (const account of this.store.accounts()) {
+      this.counters.holdsLapsed(lapseExpiredHolds(account, this.clock.nowSeconds()));
+      closePastDueDisputes(account, this.clock.nowSeconds());
+    }
     return now;
+  }
+
+  /**
+   * The issuer decides an open dispute now, in whichever account holds it: `missing` if no account
+   * does, `closed` if it was decided already.
+   */
+  decideDispute(disputeId: string, outcome: DisputeOutcome): Stripe.Dispute | 'missing' | 'closed' {
+    const account = this.store.accounts().find((candidate) => candidate.disputes.has(disputeId));
+    const dispute = account?.disputes.get(disputeId);
+    if (!account || !dispute) return 'missing';
+    if (!decideOpenDispute(account, dispute, outcome, this.clock.nowSeconds())) return 'closed';
+    return structuredClone(dispute);
   }
 
   configureAuthorizationWindow(ms: number): void {
@@ -105,6 +124,8 @@ export class EmulatorCore implements PipelineDeps {
         paymentIntents: structuredClone(newestFirst(account.paymentIntents)),
         charges: structuredClone(newestFirst(account.charges)),
         refunds: structuredClone(newestFirst(account.refunds)),
+        disputes: structuredClone(newestFirst(account.disputes)),
+        earlyFraudWarnings: structuredClone(newestFirst(account.earlyFraudWarnings)),
         eventCount: account.events.newestFirst().length,
         idempotencyKeys: keys.filter((key) => key.account === account.id),
       })),

@@ -20,9 +20,15 @@ export type EmulatedEventType =
   | 'charge.failed'
   | 'charge.refunded'
   | 'refund.created'
-  | 'refund.updated';
+  | 'refund.updated'
+  | 'charge.dispute.created'
+  | 'charge.dispute.funds_withdrawn'
+  | 'charge.dispute.updated'
+  | 'charge.dispute.closed'
+  | 'charge.dispute.funds_reinstated'
+  | 'radar.early_fraud_warning.created';
 
-export type EventSubject = Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund;
+export type EventSubject = Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund | Stripe.Dispute | Stripe.Radar.EarlyFraudWarning;
 
 /** Stripe's Event object, narrowed to what the emulator records. */
 export interface EmulatedEvent {
@@ -43,6 +49,9 @@ export interface EventRequest {
   requestId: string | null;
   idempotencyKey: string | null;
 }
+
+/** For events Stripe raises on its own (a dispute opening, a clock passing a deadline). */
+export const NO_REQUEST: EventRequest = { requestId: null, idempotencyKey: null };
 
 /** Called with each event as it is recorded; webhook delivery listens here. */
 export type EventListener = (event: EmulatedEvent) => void;

@@ -10,7 +10,7 @@ function randomToken(length: number): string {
   return Array.from(bytes, (byte) => ALPHABET.charAt(byte % ALPHABET.length)).join('');
 }
 
-export type IdPrefix = 'pi' | 'ch' | 're' | 'evt' | 'req' | 'txn' | 'acct' | 'we';
+export type IdPrefix = 'pi' | 'ch' | 're' | 'dp' | 'issfr' | 'evt' | 'req' | 'txn' | 'acct' | 'we';
 
 /** Identifiers shaped like Stripe's: a type prefix and 24 base-62 characters. */
 export function newId(prefix: IdPrefix): string {

@@ -6,6 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import type { SettlementOutcome } from './async-settlement.js';
 import type { CounterSnapshot } from './counters.js';
+import type { DisputeOutcome } from './disputes.js';
 import { EmulatorCore, type EventFilter, type StateDump } from './emulator.js';
 import type { EmulatedEvent } from './events.js';
 import type { FaultRule, FaultRuleInput } from './faults.js';
@@ -19,6 +20,9 @@ export type { SettlementOutcome } from './async-settlement.js';
 export { DEFAULT_ASYNC_SETTLE_MS } from './async-settlement.js';
 export type { CounterSnapshot, PaymentCounters, WebhookCounters } from './counters.js';
 export { DEFAULT_AUTHORIZATION_WINDOW_MS } from './holds.js';
+export type { DisputeOutcome } from './disputes.js';
+/** The fee a chargeback withdraws with its amount, and how long after it opens its evidence is due. */
+export { DISPUTE_FEE, DISPUTE_RESPONSE_WINDOW_SECONDS } from './disputes.js';
 export type { AccountDump, EventFilter, StateDump } from './emulator.js';
 export type { EmulatedEvent, EmulatedEventType } from './events.js';
 /** The Stripe API version the emulator speaks: its default Stripe-Version header and every event's api_version. */
@@ -105,6 +109,8 @@ export interface StripeEmulator {
   setAsyncSettleDelay(ms: number): void;
   /** Settles a processing PaymentIntent now; false if it is not processing. */
   settlePaymentIntent(paymentIntentId: string, outcome?: SettlementOutcome): boolean;
+  /** Decides an open dispute now (won or lost), with its events; false if there is none or it is closed. */
+  decideDispute(disputeId: string, outcome: DisputeOutcome): boolean;
 }
 
 export async function startStripeEmulator(options: StripeEmulatorOptions = {}): Promise<StripeEmulator> {
@@ -149,5 +155,6 @@ export async function startStripeEmulator(options: StripeEmulatorOptions = {}): 
       core.settlements.configure(ms);
     },
     settlePaymentIntent: (paymentIntentId, outcome) => core.settlePaymentIntent(paymentIntentId, outcome),
+    decideDispute: (disputeId, outcome) => typeof core.decideDispute(disputeId, outcome) !== 'string',
   };
 }

@@ -1,6 +1,7 @@
 // The PaymentIntents API: create, confirm, retrieve, list, search, cancel and capture, with the
 // state changes and events each one makes, as Stripe does them.
 import type Stripe from 'stripe';
+import { afterCapture } from './capture-followups.js';
 import { createCharge } from './charges.js';
 import { checkChargeAmount, formatAmount, parseCurrency } from './currencies.js';
 import type { Endpoint, Execution, RequestContext } from './endpoint.js';
@@ -233,6 +234,7 @@ function confirm(ctx: RequestContext, paymentIntent: Stripe.PaymentIntent, card:
   paymentIntent.amount_received = paymentIntent.amount;
   ctx.account.events.record('charge.succeeded', charge, now, request);
   ctx.account.events.record('payment_intent.succeeded', paymentIntent, now, request);
+  afterCapture(ctx.account, charge, now);
 }
 
 export const createPaymentIntent: Endpoint = {
@@ -548,6 +550,7 @@ export const capturePaymentIntent: Endpoint = {
       const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };
       ctx.account.events.record('charge.captured', charge, now, request);
       ctx.account.events.record('payment_intent.succeeded', paymentIntent, now, request);
+      afterCapture(ctx.account, charge, now);
       return render(ctx.account, paymentIntent, expand);
     };
   },

@@ -1,5 +1,6 @@
-// The test payment methods the emulator accepts (Stripe's documented test cards and a few
-// emulator-only asynchronous ones), what each does, and the PaymentMethod object it shows.
+// The test payment methods the emulator accepts (Stripe's documented test cards, among them the
+// dispute and early-fraud-warning ones, and a few emulator-only asynchronous ones), what each
+// does, and the PaymentMethod object it shows.
 import type Stripe from 'stripe';
 
 export interface Decline {
@@ -21,6 +22,18 @@ export interface TestCard {
   settlesAsync?: { outcome: 'succeeded' } | { outcome: 'failed'; decline: Decline };
   /** Confirmation stops at `requires_action` (3-D Secure) and waits for a customer that never comes. */
   requiresAuthentication?: true;
+  /**
+   * Once the charge is captured, the cardholder's bank disputes it (disputes.ts): a chargeback,
+   * or an inquiry (a question before any chargeback, which withdraws no funds).
+   */
+  dispute?: DisputeTrigger;
+  /** Once the charge is captured, the card network reports it as fraud: a Radar early fraud warning. */
+  earlyFraudWarning?: true;
+}
+
+export interface DisputeTrigger {
+  reason: 'fraudulent' | 'product_not_received';
+  inquiry: boolean;
 }
 
 const DECLINES: Readonly<Record<string, Decline>> = {
@@ -45,6 +58,16 @@ function buildCatalogue(): ReadonlyMap<string, TestCard> {
     // Stripe's documented cards that need 3-D Secure on every payment.
     { id: 'pm_card_authenticationRequired', brand: 'visa', last4: '3155', requiresAuthentication: true },
     { id: 'pm_card_threeDSecure2Required', brand: 'visa', last4: '3220', requiresAuthentication: true },
+    // Stripe's documented cards whose captured charges are disputed, or draw an early fraud warning.
+    { id: 'pm_card_createDispute', brand: 'visa', last4: '0259', dispute: { reason: 'fraudulent', inquiry: false } },
+    {
+      id: 'pm_card_createDisputeProductNotReceived',
+      brand: 'visa',
+      last4: '2685',
+      dispute: { reason: 'product_not_received', inquiry: false },
+    },
+    { id: 'pm_card_createDisputeInquiry', brand: 'visa', last4: '1976', dispute: { reason: 'fraudulent', inquiry: true } },
+    { id: 'pm_card_createEarlyFraudWarning', brand: 'visa', last4: '5423', earlyFraudWarning: true },
     // Emulator-only: Stripe's test cards all settle during confirmation; its asynchronous
     // methods are bank debits. These let a card-shaped order take the asynchronous path.
     { id: 'pm_card_async_success', brand: 'visa', last4: '1111', settlesAsync: { outcome: 'succeeded' } },

@@ -5,6 +5,7 @@ import type { AsyncSettlement } from './async-settlement.js';
 import { authenticate } from './auth.js';
 import type { Clock } from './clock.js';
 import type { Counters } from './counters.js';
+import { closePastDueDisputes } from './disputes.js';
 import type { Endpoint, Execution, RequestContext } from './endpoint.js';
 import {
   ApiError,
@@ -62,8 +63,8 @@ function serialize(body: unknown): string {
 
 /**
  * The order a request is about, for fault rules that name one: its own `metadata[order_id]`, or,
- * for a request on an existing PaymentIntent that carries none (a capture, a cancel), the order
- * that PaymentIntent belongs to.
+ * for a request on an existing PaymentIntent or dispute that carries none (a capture, a cancel,
+ * evidence), the order that PaymentIntent (the disputed one) belongs to.
  */
 function orderIdOf(params: FormParams, account: AccountState, pathParams: Readonly<Record<string, string>>): string | undefined {
   const metadata = params.metadata;
@@ -71,6 +72,10 @@ function orderIdOf(params: FormParams, account: AccountState, pathParams: Readon
     return metadata.order_id;
   }
   const id = pathParams.id;
+  if (id?.startsWith('dp_')) {
+    const paymentIntent = account.disputes.get(id)?.payment_intent;
+    return typeof paymentIntent === 'string' ? account.paymentIntents.get(paymentIntent)?.metadata.order_id : undefined;
+  }
   return id?.startsWith('pi_') ? account.paymentIntents.get(id)?.metadata.order_id : undefined;
 }
 
@@ -109,8 +114,10 @@ export async function runStripeRequest(deps: PipelineDeps, endpoint: Endpoint, r
     throw error;
   }
   const account = deps.store.account(secretKey);
-  // Time passes at Stripe whether or not anyone asks: holds past capture_before have lapsed.
+  // Time passes at Stripe whether or not anyone asks: holds past capture_before have lapsed, and
+  // disputes past due_by have closed.
   deps.counters.holdsLapsed(lapseExpiredHolds(account, deps.clock.nowSeconds()));
+  closePastDueDisputes(account, deps.clock.nowSeconds());
   const target: FaultTarget = { method: request.method, path: request.path, orderId: orderIdOf(request.params, account, request.pathParams) };
   const finish = (outcome: Outcome): Outcome => {
     if (deps.faults.fire('drop_response', target)) {

@@ -1,7 +1,9 @@
 // The Refunds API: `POST /v1/refunds` (by PaymentIntent or charge, whole or partial, within what
-// was captured), retrieve and list.
+// was captured, never of a charged-back charge), retrieve and list.
 import type Stripe from 'stripe';
 import { formatAmount } from './currencies.js';
+import { refuseRefundIfDisputed } from './disputes.js';
+import { settleEarlyFraudWarnings } from './early-fraud-warnings.js';
 import type { Endpoint } from './endpoint.js';
 import { invalidRequest, resourceMissing, type ApiError } from './errors.js';
 import { newId } from './ids.js';
@@ -93,6 +95,7 @@ export const createRefund: Endpoint = {
     const metadata = readMetadata(params);
     return () => {
       const charge = refundableCharge(ctx.account, target);
+      refuseRefundIfDisputed(ctx.account, charge);
       // What is left to refund of what was captured (a partial capture released the rest).
       const remaining = charge.amount - charge.amount_refunded;
       if (remaining <= 0) {
@@ -138,6 +141,7 @@ export const createRefund: Endpoint = {
       const request = { requestId: ctx.requestId, idempotencyKey: ctx.idempotencyKey };
       ctx.account.events.record('refund.created', refund, now, request);
       ctx.account.events.record('charge.refunded', charge, now, request);
+      settleEarlyFraudWarnings(ctx.account, charge);
       if (settlesAsync) ctx.settlements.scheduleRefund(ctx.account, refund.id);
       return structuredClone(refund);
     };

@@ -1,5 +1,5 @@
-// The emulator's objects, per account: each secret key's PaymentIntents, charges, refunds, holds
-// and events.
+// The emulator's objects, per account: each secret key's PaymentIntents, charges, refunds,
+// disputes, early fraud warnings, holds and events.
 import { createHash } from 'node:crypto';
 import type Stripe from 'stripe';
 import { redactKey } from './auth.js';
@@ -16,6 +16,10 @@ export interface AccountState {
   paymentIntents: Map<string, Stripe.PaymentIntent>;
   charges: Map<string, Stripe.Charge>;
   refunds: Map<string, Stripe.Refund>;
+  disputes: Map<string, Stripe.Dispute>;
+  earlyFraudWarnings: Map<string, Stripe.Radar.EarlyFraudWarning>;
+  /** Disputes waiting for a response (`needs_response`, `warning_needs_response`): those that can go past due. */
+  respondableDisputes: Set<string>;
   /** PaymentIntents in `requires_capture`: the holds that can lapse (holds.ts). */
   heldPaymentIntents: Set<string>;
   events: EventLog;
@@ -39,6 +43,9 @@ export class Store {
       paymentIntents: new Map(),
       charges: new Map(),
       refunds: new Map(),
+      disputes: new Map(),
+      earlyFraudWarnings: new Map(),
+      respondableDisputes: new Set(),
       heldPaymentIntents: new Set(),
       events: new EventLog((event) => {
         this.onEvent(created, event);

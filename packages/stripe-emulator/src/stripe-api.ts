@@ -1,5 +1,7 @@
 // The list of Stripe endpoints the emulator serves, which the server registers as routes.
 import { retrieveCharge } from './charges.js';
+import { closeDispute, listDisputes, retrieveDispute, updateDispute } from './disputes.js';
+import { listEarlyFraudWarnings, retrieveEarlyFraudWarning } from './early-fraud-warnings.js';
 import type { Endpoint } from './endpoint.js';
 import { listEvents, retrieveEvent } from './event-endpoints.js';
 import {
@@ -27,6 +29,12 @@ export const STRIPE_ENDPOINTS: readonly Endpoint[] = [
   createRefund,
   listRefunds,
   retrieveRefund,
+  listDisputes,
+  retrieveDispute,
+  updateDispute,
+  closeDispute,
+  listEarlyFraudWarnings,
+  retrieveEarlyFraudWarning,
   listEvents,
   retrieveEvent,
   createWebhookEndpoint,

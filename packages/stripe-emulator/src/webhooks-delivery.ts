@@ -100,7 +100,8 @@ export class WebhookDispatcher {
   enqueue(account: AccountState, event: EmulatedEvent): void {
     const endpoints = this.deps.endpoints.matching(account.id, event.type);
     event.pending_webhooks = endpoints.length;
-    for (const endpoint of endpoints) this.#start(event, endpoint);
+    const orderId = orderIdOf(account, event);
+    for (const endpoint of endpoints) this.#start(event, endpoint, orderId);
   }
 
   /** Every attempt so far, oldest first. */
@@ -127,8 +128,8 @@ export class WebhookDispatcher {
     this.#notifyIdle();
   }
 
-  #start(event: EmulatedEvent, endpoint: WebhookEndpointRecord): void {
-    const target: WebhookFaultTarget = { eventType: event.type, orderId: orderIdOf(event) };
+  #start(event: EmulatedEvent, endpoint: WebhookEndpointRecord, orderId: string | undefined): void {
+    const target: WebhookFaultTarget = { eventType: event.type, orderId };
     const { faults, counters } = this.deps;
     const reorder = faults.fireWebhook('webhook_reorder', target);
     const delay = reorder ? undefined : faults.fireWebhook('webhook_delay', target);
@@ -271,9 +272,19 @@ export class WebhookDispatcher {
   }
 }
 
-function orderIdOf(event: EmulatedEvent): string | undefined {
-  const metadata = (event.data.object as { metadata?: Record<string, string> | null }).metadata;
-  return metadata?.order_id;
+/**
+ * The order an event is about, for webhook faults that name one: its object's `metadata.order_id`,
+ * or, for objects that carry none of their own (disputes, early fraud warnings), that of the
+ * PaymentIntent they are about.
+ */
+function orderIdOf(account: AccountState, event: EmulatedEvent): string | undefined {
+  const object = event.data.object;
+  if (object.object === 'dispute' || object.object === 'radar.early_fraud_warning') {
+    const own = object.object === 'dispute' ? object.metadata.order_id : undefined;
+    const paymentIntent = typeof object.payment_intent === 'string' ? account.paymentIntents.get(object.payment_intent) : undefined;
+    return own ?? paymentIntent?.metadata.order_id;
+  }
+  return object.metadata?.order_id;
 }
 
 function describeError(error: unknown): string {
