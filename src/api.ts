@@ -9,6 +9,7 @@ import { ConfigError } from './platform/config/config-error.js';
 import {
   loadAll,
   loadApiSettings,
+  loadDisputeSettings,
   loadDatabaseSettings,
   loadMetricsListenerSettings,
   loadStripeWebhookSettings,
@@ -23,6 +24,7 @@ import { loadTemporalConnectConfig } from './platform/temporal/connection-config
 import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
 import { loadPayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { temporalSignaller } from './messaging/webhooks/workflow-handoff.js';
+import { disputeSignaller } from './messaging/webhooks/dispute-handoff.js';
 import {
   API_KEY_PREFIX_PATTERN,
   API_KEY_SCOPES,
@@ -69,6 +71,7 @@ async function serve(): Promise<void> {
     rateLimit: loadRateLimitSettings,
     metrics: () => loadMetricsListenerSettings('API_METRICS_PORT', 9465),
     encryption: loadPayloadEncryptionSettings,
+    disputes: loadDisputeSettings,
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
@@ -84,6 +87,7 @@ async function serve(): Promise<void> {
   const app = await buildApiServer({
     db,
     signalPaymentEvent: temporalSignaller(client),
+    signalDispute: disputeSignaller(client, { taskQueue: settings.temporal.taskQueue, settings: settings.disputes }),
     stripeWebhook: settings.webhook,
     logger,
     temporal: { client, taskQueue: settings.temporal.taskQueue },

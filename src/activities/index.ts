@@ -3,6 +3,7 @@ import { createRetentionActivities } from '../operations/retention/activities.js
 import { createAuthorizationActivities } from './authorization.js';
 import { createCapturePayment } from './capture-payment.js';
 import type { ActivityDeps } from './deps.js';
+import { createDisputeActivities } from './disputes.js';
 import { createMerchantRefund } from './merchant-refund.js';
 import { createOrderActivities } from './orders.js';
 import { createRefundCapture } from './refund-capture.js';
@@ -26,6 +27,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createRefundCapture(deps),
     ...createVoidAuthorization(deps),
     merchantRefund: createMerchantRefund(deps),
+    // The dispute workflow's (src/workflows/order-dispute.ts).
+    ...createDisputeActivities(deps),
     // The scheduled jobs' (src/workflows/scheduled-jobs.ts): the reaper and the reconciliation.
     ...createRetentionActivities(deps),
   });

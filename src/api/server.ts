@@ -23,6 +23,8 @@ export interface ApiDeps {
   db: Pool;
   /** Hands a recorded payment event to the order's workflow (a Temporal signal in production). */
   signalPaymentEvent: SignalPaymentEvent;
+  /** Hands a recorded dispute event to the dispute's workflow (Signal-With-Start in production); absent, only recorded. */
+  signalDispute?: SignalPaymentEvent;
   /** The webhook route's signing secrets (any one verifies a delivery, for rotation) and timestamp tolerance. */
   stripeWebhook: { secrets: string[]; toleranceSeconds: number };
   logger: FastifyBaseLogger;
@@ -72,6 +74,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
   await app.register(stripeWebhookRoutes, {
     db: deps.db,
     signalPaymentEvent: deps.signalPaymentEvent,
+    ...(deps.signalDispute && { signalDispute: deps.signalDispute }),
     secrets: deps.stripeWebhook.secrets,
     toleranceSeconds: deps.stripeWebhook.toleranceSeconds,
     handoff: deps.handoff ?? {},

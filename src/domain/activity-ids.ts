@@ -27,6 +27,20 @@ export const ActivityId = {
   closeOrder: 'close-order',
   /** The merchant-initiated refund, in its own workflow (`merchantRefund`), not the saga. */
   merchantRefund: 'merchant-refund',
+  /**
+   * The dispute workflow's (`orderDispute`). Reading the dispute and booking it is numbered per
+   * read (`sync-dispute-1`, `-2`, ...); its ledger entries are keyed by these step IDs, once each
+   * per dispute.
+   */
+  syncDispute: 'sync-dispute',
+  disputeWithdrawal: 'dispute-withdrawal',
+  disputeFee: 'dispute-fee',
+  disputeReinstatement: 'dispute-reinstatement',
+  /** Evidence sent to Stripe, numbered per submission the merchant made (`submit-dispute-evidence-1`, ...). */
+  submitDisputeEvidence: 'submit-dispute-evidence',
+  /** Accepting the dispute (Stripe's close): the merchant's, or the deadline policy's. */
+  acceptDispute: 'accept-dispute',
+  announceEvidenceDue: 'announce-evidence-due',
 } as const;
 
 export type ActivityId = (typeof ActivityId)[keyof typeof ActivityId];

@@ -16,8 +16,21 @@ import { z } from 'zod';
  * - `order.refund_failed`: a merchant refund request that was accepted (201 pending) and then
  *   refused (by Stripe, or because the order was no longer refundable); once per refund request.
  *   Its `amount_minor` is the request's, its `reason` the refusal's, and no money moved.
+ * - `order.disputed`, `order.dispute_evidence_due`, `order.dispute_closed`: a dispute of the
+ *   order's charge opened, its evidence deadline is near, and it ended (the `reason` is the
+ *   outcome: won, lost, accepted, accepted_at_deadline, expired or closed); each once per dispute,
+ *   with its `dispute_id` and the disputed amount.
  */
-export const ORDER_EVENT_TYPES = ['order.paid', 'order.refunded', 'order.failed', 'order.merchant_refunded', 'order.refund_failed'] as const;
+export const ORDER_EVENT_TYPES = [
+  'order.paid',
+  'order.refunded',
+  'order.failed',
+  'order.merchant_refunded',
+  'order.refund_failed',
+  'order.disputed',
+  'order.dispute_evidence_due',
+  'order.dispute_closed',
+] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 
 /** Order statuses that end an order without the goods: each is announced as `order.failed`. */
@@ -37,6 +50,8 @@ export const orderEventSchema = z.object({
   reason: z.string().nullable(),
   /** The merchant's refund request (`rfd_...`) a refund event is about; null (or absent, from older writers) otherwise. */
   refund_request_id: z.string().nullable().optional(),
+  /** The Stripe Dispute (`dp_...`) a dispute event is about; null (or absent) otherwise. */
+  dispute_id: z.string().nullable().optional(),
   /** When the change committed (the writing transaction's timestamp). */
   occurred_at: z.iso.datetime({ offset: true }),
 });

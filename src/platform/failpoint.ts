@@ -20,7 +20,8 @@ export type FailpointName =
   | 'record-refund.after-ledger'
   | 'release-stock.after-commit'
   | 'confirm.after-commit'
-  | 'outbox.after-publish';
+  | 'outbox.after-publish'
+  | 'dispute.after-booking';
 
 const enabled = new Set((process.env.FAILPOINTS ?? '').split(',').map((name) => name.trim()).filter(Boolean));
 

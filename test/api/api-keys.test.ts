@@ -40,7 +40,7 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
     expect(listed.stdout).not.toContain(key.slice(10));
     const row = listed.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
     // created_at, expires_at (none), revoked_at (not yet), scopes (all three by default).
-    expect(row).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-\\s+-\\s+orders:write,refunds:write,read$`));
+    expect(row).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-\\s+-\\s+orders:write,refunds:write,disputes:write,read$`));
 
     const body = await api.orderBody();
     const before = await api.post({ apiKey: key, idempotencyKey: `idem-${randomUUID()}`, body });
@@ -63,7 +63,7 @@ describe('the API key life cycle: create, list, revoke (npm run api -- keys ...)
 
     const relisted = await runCli('src/api.ts', ['keys', 'list', '--tenant', shop], cliEnv);
     const revokedRow = relisted.stdout.split('\n').find((line) => line.startsWith(prefix)) ?? '';
-    expect(revokedRow).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-\\s+${ISO.source}\\s+orders:write,refunds:write,read$`));
+    expect(revokedRow).toMatch(new RegExp(`^${prefix}\\s+${ISO.source}\\s+-\\s+${ISO.source}\\s+orders:write,refunds:write,disputes:write,read$`));
   });
 
   it('revoking one key leaves the tenant’s other keys working', async () => {

@@ -8,6 +8,8 @@ import { pino } from 'pino';
 import Stripe from 'stripe';
 import { buildApiServer } from '../../src/api/server.js';
 import { temporalSignaller, type SignalPaymentEvent } from '../../src/messaging/webhooks/workflow-handoff.js';
+import { disputeSignaller } from '../../src/messaging/webhooks/dispute-handoff.js';
+import type { DisputeSettings } from '../../src/platform/config/settings.js';
 
 export const WEBHOOK_SECRET = 'whsec_order_payments_test_secret';
 
@@ -28,12 +30,15 @@ export async function startApi(options: {
   secrets?: string[];
   /** Where the API logs; default nowhere. */
   logger?: FastifyBaseLogger;
+  /** Dispute webhooks go to their dispute workflows on this task queue, with these settings (read at each hand-off). */
+  disputes?: { taskQueue: string; settings: DisputeSettings };
 }): Promise<RunningApi> {
   const signal = options.signal ?? (options.client ? temporalSignaller(options.client) : undefined);
   if (!signal) throw new Error('startApi needs a Temporal client or a signaller');
   const app = await buildApiServer({
     db: options.db,
     signalPaymentEvent: signal,
+    ...(options.disputes && options.client && { signalDispute: disputeSignaller(options.client, options.disputes) }),
     stripeWebhook: { secrets: options.secrets ?? [WEBHOOK_SECRET], toleranceSeconds: 300 },
     logger: options.logger ?? pino({ level: 'silent' }),
     handoff: options.handoff ?? { attempts: 3, retryMs: 20 },

@@ -11,8 +11,8 @@ const KEY_PREFIX = 'opk_';
 /** What `keys list` shows and `keys revoke --prefix` takes: `opk_` and the key's next 6 characters. */
 export const API_KEY_PREFIX_PATTERN = /^opk_[A-Za-z0-9_-]{6}$/;
 
-/** What a key may do (migration 017): each orders API route needs one of these. */
-export const API_KEY_SCOPES = ['orders:write', 'refunds:write', 'read'] as const;
+/** What a key may do (migrations 017 and 022): each orders API route needs one of these. */
+export const API_KEY_SCOPES = ['orders:write', 'refunds:write', 'disputes:write', 'read'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** A `--scopes` list that names a scope there is not. */

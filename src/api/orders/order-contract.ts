@@ -133,6 +133,9 @@ export const orderViewSchema = z
       .meta({ description: 'Every refund the ledger booked: the saga’s compensation or the merchant’s' }),
     amountRefunded: z.number().int(),
     refundRequests: z.array(refundRequestItemSchema).meta({ description: 'The merchant’s refund requests, oldest first, each with its status' }),
+    disputes: z.array(z.looseObject({ id: z.string(), status: z.string(), outcome: z.string().nullable() })).meta({
+      description: 'Disputes of the order’s charge (see GET /v1/orders/{id}/disputes/{disputeId} for each one whole)',
+    }),
     createdAt: z.string(),
   })
   .meta({ id: 'OrderView' });

@@ -8,6 +8,7 @@ import { callerOf, checkCaller, idempotencyScopeOf } from './caller-checks.js';
 import { CREATE_ORDER_OPERATION, createOrder, type CreateOrderDeps } from './create-order.js';
 import { CREATE_REFUND_OPERATION, createRefund } from './create-refund.js';
 import { findRefundRequest } from '../../money/payments/refund-requests.js';
+import { registerDisputeRoutes } from './dispute-routes.js';
 import {
   createOrderResponses,
   createRefundResponses,
@@ -38,11 +39,12 @@ function validationAnswer(error: FastifyError & { validation: { instancePath: st
     issue.instancePath.length > 1 ? `${issue.instancePath.slice(1).replaceAll('/', '.')}: ${issue.message ?? 'invalid'}` : (issue.message ?? 'invalid'),
   );
   if (error.validationContext === 'params') {
+    if (/\/disputes\//.test(request.url)) return { statusCode: 404, body: { error: 'dispute_not_found', message: 'no such dispute for this API key’s tenant' } };
     return /\/refunds\/[^/]*$/.test(request.url)
       ? { statusCode: 404, body: { error: 'refund_not_found', message: 'no such refund request for this API key’s tenant' } }
       : { statusCode: 404, body: { error: 'order_not_found', message: 'no such order for this API key’s tenant' } };
   }
-  const what = request.url.endsWith('/refunds') ? 'refund' : 'order';
+  const what = request.url.endsWith('/refunds') ? 'refund' : request.url.includes('/disputes/') ? 'evidence' : 'order';
   return { statusCode: 400, body: { error: `invalid_${what}`, message: `the ${what} body is invalid; nothing was started`, problems } };
 }
 
@@ -193,6 +195,7 @@ export const orderRoutes: FastifyPluginAsync<OrderRoutesOptions> = (plugin, opti
       return refundRequestView(found);
     },
   );
+  registerDisputeRoutes(plugin, options, send);
   return Promise.resolve();
 };
 

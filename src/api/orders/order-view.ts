@@ -4,6 +4,8 @@ import { workflowIdForOrder } from '../../domain/order-input.js';
 import { orderRefunds } from '../../money/ledger/ledger.js';
 import { orderRefundRequests, type RefundRequestRecord } from '../../money/payments/refund-requests.js';
 import { merchantRefundWorkflowId } from '../../workflows/merchant-refund.js';
+import { orderDisputes } from '../../money/payments/dispute-protocol.js';
+import { disputeView } from './dispute-routes.js';
 import { orderProgress } from '../../orders/orders.js';
 import { findApiOrder } from './api-orders.js';
 
@@ -18,6 +20,7 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
   const progress = await orderProgress(db, orderId);
   const refunds = await orderRefunds(db, orderId);
   const requests = await orderRefundRequests(db, orderId);
+  const disputes = await orderDisputes(db, orderId);
   return {
     id: order.orderId,
     object: 'order' as const,
@@ -41,6 +44,8 @@ export async function findTenantOrder(db: Queryable, tenantId: string, orderId: 
     amountRefunded: refunds.reduce((sum, refund) => sum + refund.amountMinor, 0),
     // Every refund the merchant asked for, with where it stands: a failed one is here, not in refunds.
     refundRequests: requests.map((request) => refundRequestView(request)),
+    // Disputes of the order's charge, each with its status, deadline and outcome.
+    disputes: disputes.map(disputeView),
     createdAt: order.createdAt.toISOString(),
   };
 }

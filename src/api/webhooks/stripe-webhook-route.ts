@@ -1,5 +1,5 @@
 // `POST /webhooks/stripe`: verifies Stripe's signature, records the event in the inbox, answers,
-// then hands payment events to the order's workflow.
+// then hands payment events to the order's workflow and dispute events to the dispute's.
 import type { FastifyPluginAsync } from 'fastify';
 import type { Pool } from 'pg';
 import Stripe from 'stripe';
@@ -7,11 +7,14 @@ import { z } from 'zod';
 import { recordHandoff, recordStripeEvent } from '../../messaging/webhooks/record-stripe-event.js';
 import { stripeEventSchema } from '../../messaging/webhooks/stripe-event.js';
 import { WorkflowHandoff, type SignalPaymentEvent } from '../../messaging/webhooks/workflow-handoff.js';
+import { isDisputeEvent } from '../../messaging/webhooks/dispute-handoff.js';
 import { countWebhookEvent, countWebhookSignatureFailure } from '../../platform/telemetry/api-metrics.js';
 
 export interface StripeWebhookOptions {
   db: Pool;
   signalPaymentEvent: SignalPaymentEvent;
+  /** Hands a dispute's webhook to its dispute workflow (Signal-With-Start); absent, dispute webhooks are only recorded. */
+  signalDispute?: SignalPaymentEvent;
   /**
    * The endpoint's signing secrets (`whsec_...`): the current one, and while a secret is rotated,
    * the one being retired. A delivery signed with any of them is verified.
@@ -55,7 +58,19 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     logger: app.log.child({ component: 'stripe-webhook-handoff' }),
     ...options.handoff,
   });
-  app.addHook('onClose', () => handoff.drain());
+  const signalDispute = options.signalDispute;
+  const disputeHandoff = signalDispute
+    ? new WorkflowHandoff({
+        signal: signalDispute,
+        record: (eventId, error) => recordHandoff(options.db, eventId, error),
+        logger: app.log.child({ component: 'stripe-dispute-handoff' }),
+        ...options.handoff,
+      })
+    : null;
+  app.addHook('onClose', async () => {
+    await handoff.drain();
+    await disputeHandoff?.drain();
+  });
 
   const webhookRouteSchema = {
     summary: 'Stripe webhook endpoint (signed with STRIPE_WEBHOOK_SECRET)',
@@ -99,6 +114,17 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     );
     await reply.code(200).send(recorded.duplicate ? { received: true, duplicate: true } : { received: true, duplicate: false, applied: recorded.applied });
     if (!recorded.duplicate && recorded.handoff) handoff.start(recorded.handoff.orderId, recorded.handoff.event);
+    // A dispute's events go to its own workflow, which reads the dispute from Stripe: any of them wakes it.
+    if (!recorded.duplicate && disputeHandoff && isDisputeEvent(event.type)) {
+      disputeHandoff.start(event.data.object.id, {
+        eventId: event.id,
+        type: event.type,
+        objectId: event.data.object.id,
+        paymentIntentId: null,
+        status: event.data.object.status ?? '',
+        created: event.created,
+      });
+    }
     return reply;
   });
   return Promise.resolve();

@@ -48,6 +48,15 @@ interface EventFields {
   reason?: string | null;
   /** The merchant's refund request the event is about, for the refund events. */
   refundRequestId?: string | null;
+  /** The Stripe Dispute the event is about, for the dispute events. */
+  disputeId?: string | null;
+}
+
+/** A dispute's announcement: its amount, and the reason (opened), the deadline (due) or the outcome (closed). */
+export interface DisputeAnnouncement {
+  amountMinor: number;
+  currency: string;
+  reason: string;
 }
 
 /** `order.paid`: written with the ledger's charge. */
@@ -114,6 +123,24 @@ export function announceRefundFailed(
 }
 
 /**
+ * `order.disputed`: a dispute was opened against the order's charge (first seen by its dispute
+ * workflow, whichever webhook woke it); once per dispute. The order stays as it is.
+ */
+export function announceDisputed(client: PoolClient, orderId: string, disputeId: string, dispute: DisputeAnnouncement): Promise<boolean> {
+  return insertOrderEvent(client, 'order.disputed', orderId, { ...dispute, disputeId }, null, disputeId);
+}
+
+/** `order.dispute_evidence_due`: the evidence deadline is near and nothing is submitted; once per dispute. */
+export function announceDisputeEvidenceDue(client: PoolClient, orderId: string, disputeId: string, dispute: DisputeAnnouncement): Promise<boolean> {
+  return insertOrderEvent(client, 'order.dispute_evidence_due', orderId, { ...dispute, disputeId }, null, disputeId);
+}
+
+/** `order.dispute_closed`: the dispute ended; its `reason` is the outcome (won, lost, accepted, ...); once per dispute. */
+export function announceDisputeClosed(client: PoolClient, orderId: string, disputeId: string, dispute: DisputeAnnouncement): Promise<boolean> {
+  return insertOrderEvent(client, 'order.dispute_closed', orderId, { ...dispute, disputeId }, null, disputeId);
+}
+
+/**
  * `order.failed`: written with the status change that ended the order declined, compensated or
  * needs_review. Writes nothing unless the order, as this transaction sees it, stands in one of
  * those statuses: a move that was refused (the order had already completed) announces nothing.
@@ -152,8 +179,9 @@ async function insertOrderEvent(
               'payment_intent_id', coalesce($5::text, o.payment_intent_id),
               'refund_id', coalesce($6::text, o.refund_id),
               'reason', coalesce($10::text, o.status_reason),
-              'refund_request_id', $11::text,
-              'occurred_at', now()),
+              'occurred_at', now())
+            -- The refund request or dispute an event is about, only on the events that have one.
+            || jsonb_strip_nulls(jsonb_build_object('refund_request_id', $11::text, 'dispute_id', $12::text)),
             $8::jsonb
        from orders o
       where o.order_id = $1 and ($7::text[] is null or o.status = any($7::text[]))
@@ -170,6 +198,7 @@ async function insertOrderEvent(
       eventKey,
       fields.reason ?? null,
       fields.refundRequestId ?? null,
+      fields.disputeId ?? null,
     ],
   );
   return rowCount === 1;

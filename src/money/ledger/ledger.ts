@@ -5,14 +5,20 @@ import { IdempotencyConflictError, LedgerDuplicateError } from '../../domain/fai
 import { requestHash } from '../idempotency/request-hash.js';
 import { LedgerAccount } from './accounts.js';
 
-export type LedgerKind = 'charge' | 'refund';
+export type LedgerKind = 'charge' | 'refund' | DisputeLedgerKind;
+
+/** A dispute's money: the withdrawal and its fee when it opens, the reinstatement when it is won. */
+export type DisputeLedgerKind = 'dispute_withdrawal' | 'dispute_fee' | 'dispute_reinstatement';
 
 export interface LedgerEntry {
   orderId: string;
   kind: LedgerKind;
   amountMinor: number;
   currency: string;
-  /** The PaymentIntent (charge) or Refund (refund) this entry mirrors. */
+  /**
+   * The Stripe object this entry mirrors: the PaymentIntent (charge), the Refund (refund), the
+   * balance transaction (a dispute's withdrawal or reinstatement) or the Dispute (its fee).
+   */
   stripeObjectId: string;
   /** The key of the activity that writes it; a retry or replay lands on its unique constraint. */
   idempotencyKey: string;
@@ -38,6 +44,18 @@ const POSTINGS: Record<LedgerKind, Posting[]> = {
   refund: [
     { account: LedgerAccount.CustomerPayments, direction: 'debit' },
     { account: LedgerAccount.StripeBalance, direction: 'credit' },
+  ],
+  dispute_withdrawal: [
+    { account: LedgerAccount.DisputedPayments, direction: 'debit' },
+    { account: LedgerAccount.StripeBalance, direction: 'credit' },
+  ],
+  dispute_fee: [
+    { account: LedgerAccount.DisputeFees, direction: 'debit' },
+    { account: LedgerAccount.StripeBalance, direction: 'credit' },
+  ],
+  dispute_reinstatement: [
+    { account: LedgerAccount.StripeBalance, direction: 'debit' },
+    { account: LedgerAccount.DisputedPayments, direction: 'credit' },
   ],
 };
 

@@ -1,12 +1,16 @@
-// The reconciliation: checks invariants I1–I8 for every order by comparing what Stripe really
+// The reconciliation: checks invariants I1–I9 for every order by comparing what Stripe really
 // holds and moved with the ledger, stock, orders and hold memo in PostgreSQL.
 import type { Pool } from 'pg';
 import type Stripe from 'stripe';
 import { openHoldsOfFinishedOrders } from '../../money/payments/payment-holds.js';
+import { expectedDisputeEntries, snapshotOf } from '../../money/payments/dispute-protocol.js';
+import type { LedgerKind } from '../../money/ledger/ledger.js';
+
+const DISPUTE_KINDS: ReadonlySet<LedgerKind> = new Set(['dispute_withdrawal', 'dispute_fee', 'dispute_reinstatement']);
 
 /** One broken guarantee, by order, in words an operator can act on. */
 export interface Violation {
-  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8';
+  invariant: 'I1' | 'I2' | 'I3' | 'I4' | 'I5' | 'I6' | 'I7' | 'I8' | 'I9';
   orderId: string;
   message: string;
 }
@@ -38,7 +42,7 @@ interface OrderRow {
 
 interface LedgerRow {
   order_id: string;
-  kind: 'charge' | 'refund';
+  kind: LedgerKind;
   amount_minor: number;
   currency: string;
   stripe_object_id: string;
@@ -75,7 +79,7 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
   const inScope = (orderId: string | undefined): orderId is string =>
     orderId !== undefined && (scope === null || scope.has(orderId));
 
-  const [orders, ledger, allocations, intents, refunds, openHolds] = await Promise.all([
+  const [orders, ledger, allocations, intents, refunds, openHolds, disputes] = await Promise.all([
     db.query<OrderRow>(
       `select order_id, status, status_reason, amount_minor, currency from orders
         where $1::text[] is null or order_id = any($1)`,
@@ -97,6 +101,7 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
     listAll((params) => stripe.paymentIntents.list(params)),
     listAll((params) => stripe.refunds.list(params)),
     openHoldsOfFinishedOrders(db, orderIds ?? null),
+    listAll((params) => stripe.disputes.list(params)),
   ]);
 
   const violations: Violation[] = [];
@@ -191,7 +196,8 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
     }
     for (const entry of entries) {
       const object = stripeObjects.get(entry.stripe_object_id);
-      if (!object) flag('I3', id, `ledger ${entry.kind} ${entry.stripe_object_id} has no Stripe object`);
+      // A dispute's entries are I9's: their Stripe objects are the dispute and its balance transactions.
+      if (!object && !DISPUTE_KINDS.has(entry.kind)) flag('I3', id, `ledger ${entry.kind} ${entry.stripe_object_id} has no Stripe object`);
       // I4: balanced, and balanced at the transaction's amount.
       if (entry.debits !== entry.credits || entry.debits !== entry.amount_minor) {
         flag('I4', id, `ledger ${entry.kind} ${entry.stripe_object_id} does not balance: debits ${entry.debits}, credits ${entry.credits}`);
@@ -219,6 +225,37 @@ export async function checkInvariants({ db, stripe, orderIds }: CheckOptions): P
   }
   for (const hold of openHolds) {
     flag('I8', hold.orderId, `the hold memo still says ${hold.paymentIntentId} is held, though the order has finished`);
+  }
+
+  // I9: every dispute's ledger entries are exactly what its balance transactions moved (the
+  // withdrawal, its fee, the reinstatement of a won one), and no dispute entry is without its dispute.
+  const orderOfIntent = new Map(intents.map((intent) => [intent.id, intent.metadata.order_id]));
+  const disputeEntriesSeen = new Set<LedgerRow>();
+  for (const dispute of disputes) {
+    const snapshot = snapshotOf(dispute);
+    const orderId = orderOfIntent.get(snapshot.paymentIntentId);
+    if (!inScope(orderId)) continue;
+    const booked = (ledgerByOrder.get(orderId) ?? []).filter((entry) => DISPUTE_KINDS.has(entry.kind));
+    for (const expected of expectedDisputeEntries(snapshot)) {
+      const twins = booked.filter((entry) => entry.kind === expected.kind && entry.stripe_object_id === expected.stripeObjectId);
+      for (const twin of twins) disputeEntriesSeen.add(twin);
+      const [twin] = twins;
+      if (twins.length !== 1 || !twin) {
+        flag('I9', orderId, `dispute ${dispute.id}: ${expected.kind} ${expected.stripeObjectId} of ${expected.amount} has ${twins.length} ledger transactions`);
+      } else if (twin.amount_minor !== expected.amount || twin.currency !== expected.currency) {
+        flag('I9', orderId, `dispute ${dispute.id}: ledger ${expected.kind} is ${twin.amount_minor} ${twin.currency}, Stripe moved ${expected.amount} ${expected.currency}`);
+      }
+    }
+    // The disputed amount stays withdrawn only while the dispute is open or once it is lost.
+    const withdrawn = booked.filter((entry) => entry.kind === 'dispute_withdrawal').reduce((sum, entry) => sum + entry.amount_minor, 0);
+    const reinstated = booked.filter((entry) => entry.kind === 'dispute_reinstatement').reduce((sum, entry) => sum + entry.amount_minor, 0);
+    const held = dispute.status === 'won' || snapshot.isInquiry ? 0 : dispute.amount;
+    if (withdrawn - reinstated !== held) flag('I9', orderId, `dispute ${dispute.id} is ${dispute.status}: the disputed-payments account holds ${withdrawn - reinstated}, expected ${held}`);
+  }
+  for (const entry of ledger.rows) {
+    if (DISPUTE_KINDS.has(entry.kind) && !disputeEntriesSeen.has(entry) && inScope(entry.order_id)) {
+      flag('I9', entry.order_id, `ledger ${entry.kind} ${entry.stripe_object_id} matches no balance transaction of any dispute`);
+    }
   }
 
   // I5 across the catalogue: the check constraint makes this impossible; say so if it ever is not.

@@ -12,6 +12,7 @@ export const INVARIANT_TITLES: Record<Violation['invariant'], string> = {
   I6: 'every order reaches a terminal state, needs_review with a reason',
   I7: 'a key reused with another payload applies nothing',
   I8: 'no hold outlives its order: a finished order has no PaymentIntent left authorized or deciding',
+  I9: 'every dispute’s ledger entries (withdrawal, fee, reinstatement) match Stripe’s balance transactions, and the disputed amount stays withdrawn only while open or once lost',
 };
 
 export interface ReconciliationSummary {

@@ -154,6 +154,38 @@ export interface StripeWebhookSettings {
   toleranceSeconds: number;
 }
 
+const disputeSchema = z.object({
+  /**
+   * What a dispute's workflow does when the evidence deadline comes with nothing submitted:
+   * `accept` (the default) closes it at Stripe, lost but recorded as accepted at the deadline;
+   * `lose` leaves it for Stripe to close lost by default (recorded as expired).
+   */
+  DISPUTE_DEADLINE_POLICY: z.enum(['accept', 'lose'], { error: 'must be accept or lose' }).default('accept'),
+  /** How long before the evidence deadline `order.dispute_evidence_due` is announced. Default 48 hours. */
+  DISPUTE_REMINDER_LEAD_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).int().min(0).default(48 * 3600),
+  /** How long before Stripe's due_by the deadline policy acts (Stripe takes nothing after it). Default 2 hours. */
+  DISPUTE_POLICY_LEAD_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).int().min(0).default(2 * 3600),
+  /** How often an open dispute is read again from Stripe with no webhook (a lost one). Default 6 hours. */
+  DISPUTE_RESYNC_SECONDS: z.coerce.number({ error: 'must be a number of seconds' }).int().min(1).default(6 * 3600),
+});
+
+export interface DisputeSettings {
+  deadlinePolicy: 'accept' | 'lose';
+  reminderLeadMs: number;
+  policyLeadMs: number;
+  resyncMs: number;
+}
+
+export function loadDisputeSettings(env: Env = process.env): DisputeSettings {
+  const parsed = parse(disputeSchema, env);
+  return {
+    deadlinePolicy: parsed.DISPUTE_DEADLINE_POLICY,
+    reminderLeadMs: parsed.DISPUTE_REMINDER_LEAD_SECONDS * 1000,
+    policyLeadMs: parsed.DISPUTE_POLICY_LEAD_SECONDS * 1000,
+    resyncMs: parsed.DISPUTE_RESYNC_SECONDS * 1000,
+  };
+}
+
 function parse<Schema extends z.ZodType>(schema: Schema, env: Env): z.output<Schema> {
   const parsed = schema.safeParse(blankIsUnset(env));
   if (!parsed.success) throw ConfigError.fromZod(parsed.error);
