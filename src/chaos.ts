@@ -1,5 +1,5 @@
 // The chaos command (`npm run chaos`): concurrent orders under every fault on a throwaway stack,
-// then invariants I1–I8; exits 0 pass, 1 fail, 2 bad arguments, 3 could not run.
+// then invariants I1–I9; exits 0 pass, 1 fail, 2 bad arguments, 3 could not run.
 import { Command, InvalidArgumentError } from 'commander';
 import { runChaos } from './operations/chaos/chaos-run.js';
 import { formatChaosSummary } from './operations/chaos/summary.js';
@@ -18,7 +18,7 @@ const wholeNumber = (flag: string, min: number, max: number) => (value: string) 
 const program = new Command('chaos')
   .description(
     'Run N concurrent orders through two worker processes under faults (Stripe drops, 500s, 429s and latency; worker SIGKILLs; ' +
-      'Postgres backends terminated; workflow resets), wait for every order to end, then check invariants I1-I8.\n' +
+      'Postgres backends terminated; workflow resets), wait for every order to end, then check invariants I1-I9.\n' +
       'Starts its own Temporal dev server, database (on DATABASE_URL\'s server or 127.0.0.1:5432) and Stripe emulator.\n' +
       'Exit codes: 0 pass, 1 a violation or an unfinished order, 2 bad arguments, 3 the run could not be set up.',
   )

@@ -1,12 +1,12 @@
 // The short chaos run: 100 orders under every kind of fault for 20 s must all end with
-// invariants I1–I8 holding.
+// invariants I1–I9 holding.
 import { describe, expect, inject, it } from 'vitest';
 import { runChaos } from '../../src/operations/chaos/chaos-run.js';
 import { formatChaosSummary } from '../../src/operations/chaos/summary.js';
 
 /**
  * The short chaos run: 100 orders through two worker processes while every kind of fault
- * strikes for 20 s, then every order must have ended and I1–I8 must hold. A SIGKILLed worker's
+ * strikes for 20 s, then every order must have ended and I1–I9 must hold. A SIGKILLed worker's
  * activity is retried once its heartbeat timeout (10 s) passes, after a backoff; the run allows
  * 90 s after the faults for the last orders to end.
  */

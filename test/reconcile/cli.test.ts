@@ -1,4 +1,4 @@
-// Proves `npm run reconcile`'s verdicts and exit codes: 0 when I1–I8 hold, 1 naming the invariant
+// Proves `npm run reconcile`'s verdicts and exit codes: 0 when I1–I9 hold, 1 naming the invariant
 // and order broken (I1, I3, I8), 2 for bad configuration, 3 when the check cannot run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTransaction } from '../../src/platform/db/transaction.js';
@@ -32,7 +32,7 @@ async function reconcileJson(args: string[] = []): Promise<{ code: number; summa
 }
 
 describe('npm run reconcile', () => {
-  it('exits 0 with orders counted by status when I1-I8 hold', async () => {
+  it('exits 0 with orders counted by status when I1-I9 hold', async () => {
     const text = await reconcile();
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('2 order(s) checked');

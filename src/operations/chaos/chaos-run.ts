@@ -1,5 +1,5 @@
 // The chaos run (npm run chaos, and the soak's core): concurrent orders through worker processes
-// while Stripe, worker, Postgres and reset faults strike, then a check of invariants I1–I8.
+// while Stripe, worker, Postgres and reset faults strike, then a check of invariants I1–I9.
 import { dataConverterFor } from '../../platform/temporal/payload-encryption/data-converter.js';
 import { loadPayloadEncryptionSettings } from '../../platform/temporal/payload-encryption/settings.js';
 import { randomBytes } from 'node:crypto';
@@ -123,7 +123,7 @@ export interface ChaosReport {
 /**
  * Runs `orders` concurrent orders through two worker processes while faults strike everywhere
  * (Stripe drops, 500s, 429s and latency; workers SIGKILLed; Postgres backends terminated;
- * workflows reset mid-flight), waits for every order to end, then checks I1–I8.
+ * workflows reset mid-flight), waits for every order to end, then checks I1–I9.
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const say = options.say ?? (() => undefined);
@@ -261,7 +261,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     await fleet.stop();
     const fleetCounts = fleet.counts();
 
-    say('checking invariants I1–I8');
+    say('checking invariants I1–I9');
     const orderIds = mix.orders.map(({ order }) => order.orderId);
     const stripe = createStripeClient({ secretKey: STRIPE_KEY, apiBase: emulator.url, maxNetworkRetries: 2 });
     const [report, statuses, retries] = await Promise.all([

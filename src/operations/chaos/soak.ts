@@ -339,7 +339,7 @@ function judge(
   const end = load.at(-1);
 
   const violations: SoakVerdict = {
-    target: '0 violations of I1-I8, every order ended',
+    target: '0 violations of I1-I9, every order ended',
     met: report.violations.length === 0 && report.unfinished.length === 0,
     measured:
       `${report.violations.length} violations, ${report.unfinished.length} unfinished of ${report.options.orders}` +

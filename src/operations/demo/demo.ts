@@ -128,7 +128,7 @@ export async function runDemo(stack: StackState, say: (line: string) => void): P
     for (const problem of expectationProblems) say(`expectation not met: ${problem}`);
     for (const problem of flowProblems) say(`event flow within ${MESSAGE_FLOW_BOUND_MS / 1000} s: ${problem}`);
     if (report.violations.length === 0) {
-      say(`Invariants I1-I8: all hold for the ${orderIds.length} demo orders (checked against Stripe, the ledger, stock and orders).`);
+      say(`Invariants I1-I9: all hold for the ${orderIds.length} demo orders (checked against Stripe, the ledger, stock and orders).`);
     } else {
       say(`Invariants: ${report.violations.length} violation(s):`);
       for (const violation of report.violations) say(`  ${violation.invariant} ${violation.orderId}: ${violation.message}`);

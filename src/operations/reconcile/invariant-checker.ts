@@ -68,7 +68,7 @@ export interface CheckOptions {
 }
 
 /**
- * Checks I1–I8 for every order by reading both sides: Stripe through the SDK's list endpoints
+ * Checks I1–I9 for every order by reading both sides: Stripe through the SDK's list endpoints
  * (what really moved, and what is still held), and the ledger, stock, orders and hold memo through
  * SQL (what we believe). This is the daily reconciliation a payments team runs against its
  * processor. A capture is a succeeded PaymentIntent, for its `amount_received`; a hold is not

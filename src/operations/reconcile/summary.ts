@@ -51,7 +51,7 @@ export function formatSummary(summary: ReconciliationSummary): string {
   const lines = [`reconcile: ${summary.ordersChecked} order(s) checked against Stripe at ${summary.checkedAt}`];
   for (const [status, count] of Object.entries(summary.ordersByStatus)) lines.push(`  ${status.padEnd(14)} ${count}`);
   if (summary.ok) {
-    lines.push('no violations: I1-I8 hold for every order checked');
+    lines.push('no violations: I1-I9 hold for every order checked');
     return lines.join('\n');
   }
   lines.push(`${summary.violations.length} violation(s):`);

@@ -67,7 +67,7 @@ function jobs(taskQueue: string, settings: RetentionSettings) {
       args: [],
       workflowExecutionTimeout: '3h',
     },
-    note: 'Checks invariants I1-I8 against Stripe, as npm run reconcile does; query reconciliationReport for the report.',
+    note: 'Checks invariants I1-I9 against Stripe, as npm run reconcile does; query reconciliationReport for the report.',
   };
   return [reaper, reconciliation] as const;
 }
