@@ -1,4 +1,4 @@
--- Money after the sale (issue 35), step 3: disputes. Each dispute Stripe opens against an order's
+-- Money after the sale (issue 35), step 3: disputes, and early fraud warnings' refunds. Each dispute Stripe opens against an order's
 -- charge is worked by a workflow of its own (order-dispute-<dispute ID>), which keeps the
 -- dispute's state here and books its money in the ledger.
 --
@@ -51,3 +51,7 @@ alter table api_keys
   add constraint api_keys_scopes_check
     check (cardinality(scopes) > 0 and scopes <@ array['orders:write', 'refunds:write', 'disputes:write', 'read']) not valid;
 alter table api_keys validate constraint api_keys_scopes_check;
+
+-- An early fraud warning's refund is a refund request the worker makes itself (the whole of what
+-- is still refundable), so the worker may open a budget and insert a request too.
+grant insert on refund_budgets, refund_requests to order_payments_worker;

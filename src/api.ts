@@ -10,6 +10,7 @@ import {
   loadAll,
   loadApiSettings,
   loadDisputeSettings,
+  loadFraudWarningPolicy,
   loadDatabaseSettings,
   loadMetricsListenerSettings,
   loadStripeWebhookSettings,
@@ -24,7 +25,7 @@ import { loadTemporalConnectConfig } from './platform/temporal/connection-config
 import { dataConverterFor } from './platform/temporal/payload-encryption/data-converter.js';
 import { loadPayloadEncryptionSettings } from './platform/temporal/payload-encryption/settings.js';
 import { temporalSignaller } from './messaging/webhooks/workflow-handoff.js';
-import { disputeSignaller } from './messaging/webhooks/dispute-handoff.js';
+import { disputeSignaller, fraudWarningStarter } from './messaging/webhooks/dispute-handoff.js';
 import {
   API_KEY_PREFIX_PATTERN,
   API_KEY_SCOPES,
@@ -72,6 +73,7 @@ async function serve(): Promise<void> {
     metrics: () => loadMetricsListenerSettings('API_METRICS_PORT', 9465),
     encryption: loadPayloadEncryptionSettings,
     disputes: loadDisputeSettings,
+    fraudWarningPolicy: loadFraudWarningPolicy,
   });
   const db = createPool({ connectionString: settings.database.url, max: settings.database.poolSize, applicationName: 'order-payments-api' });
   // Traces (OTLP/HTTP with OTEL_EXPORTER_OTLP_ENDPOINT, or the local store with TRACE_FILE); null: off.
@@ -88,6 +90,7 @@ async function serve(): Promise<void> {
     db,
     signalPaymentEvent: temporalSignaller(client),
     signalDispute: disputeSignaller(client, { taskQueue: settings.temporal.taskQueue, settings: settings.disputes }),
+    startFraudWarning: fraudWarningStarter(client, { taskQueue: settings.temporal.taskQueue, policy: settings.fraudWarningPolicy }),
     stripeWebhook: settings.webhook,
     logger,
     temporal: { client, taskQueue: settings.temporal.taskQueue },

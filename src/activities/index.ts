@@ -4,6 +4,7 @@ import { createAuthorizationActivities } from './authorization.js';
 import { createCapturePayment } from './capture-payment.js';
 import type { ActivityDeps } from './deps.js';
 import { createDisputeActivities } from './disputes.js';
+import { createFraudWarningActivities } from './fraud-warnings.js';
 import { createMerchantRefund } from './merchant-refund.js';
 import { createOrderActivities } from './orders.js';
 import { createRefundCapture } from './refund-capture.js';
@@ -29,6 +30,8 @@ export function createActivities(deps: ActivityDeps) {
     merchantRefund: createMerchantRefund(deps),
     // The dispute workflow's (src/workflows/order-dispute.ts).
     ...createDisputeActivities(deps),
+    // The early fraud warning workflow's (src/workflows/order-fraud-warning.ts).
+    ...createFraudWarningActivities(deps),
     // The scheduled jobs' (src/workflows/scheduled-jobs.ts): the reaper and the reconciliation.
     ...createRetentionActivities(deps),
   });

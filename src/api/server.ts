@@ -25,6 +25,8 @@ export interface ApiDeps {
   signalPaymentEvent: SignalPaymentEvent;
   /** Hands a recorded dispute event to the dispute's workflow (Signal-With-Start in production); absent, only recorded. */
   signalDispute?: SignalPaymentEvent;
+  /** Starts an early fraud warning's workflow; absent, warnings are only recorded. */
+  startFraudWarning?: SignalPaymentEvent;
   /** The webhook route's signing secrets (any one verifies a delivery, for rotation) and timestamp tolerance. */
   stripeWebhook: { secrets: string[]; toleranceSeconds: number };
   logger: FastifyBaseLogger;
@@ -75,6 +77,7 @@ export async function buildApiServer(deps: ApiDeps): Promise<FastifyInstance> {
     db: deps.db,
     signalPaymentEvent: deps.signalPaymentEvent,
     ...(deps.signalDispute && { signalDispute: deps.signalDispute }),
+    ...(deps.startFraudWarning && { startFraudWarning: deps.startFraudWarning }),
     secrets: deps.stripeWebhook.secrets,
     toleranceSeconds: deps.stripeWebhook.toleranceSeconds,
     handoff: deps.handoff ?? {},

@@ -41,6 +41,10 @@ export const ActivityId = {
   /** Accepting the dispute (Stripe's close): the merchant's, or the deadline policy's. */
   acceptDispute: 'accept-dispute',
   announceEvidenceDue: 'announce-evidence-due',
+  /** The early fraud warning workflow's (`orderFraudWarning`): plan, refund under the merchant refund protocol, announce. */
+  planFraudWarningRefund: 'plan-fraud-warning-refund',
+  fraudWarningRefund: 'fraud-warning-refund',
+  announceFraudWarningRefunded: 'announce-fraud-warning-refunded',
 } as const;
 
 export type ActivityId = (typeof ActivityId)[keyof typeof ActivityId];

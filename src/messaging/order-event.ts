@@ -20,6 +20,8 @@ import { z } from 'zod';
  *   order's charge opened, its evidence deadline is near, and it ended (the `reason` is the
  *   outcome: won, lost, accepted, accepted_at_deadline, expired or closed); each once per dispute,
  *   with its `dispute_id` and the disputed amount.
+ * - `order.fraud_warning_refunded`: an early fraud warning's policy refunded what was still
+ *   refundable (`amount_minor`, `refund_id`, `refund_request_id`), before any dispute; once per warning.
  */
 export const ORDER_EVENT_TYPES = [
   'order.paid',
@@ -30,6 +32,7 @@ export const ORDER_EVENT_TYPES = [
   'order.disputed',
   'order.dispute_evidence_due',
   'order.dispute_closed',
+  'order.fraud_warning_refunded',
 ] as const;
 export type OrderEventType = (typeof ORDER_EVENT_TYPES)[number];
 

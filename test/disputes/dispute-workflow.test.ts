@@ -197,3 +197,57 @@ describe('a dispute, worked to the end', () => {
     }
   });
 });
+
+describe('an early fraud warning, acted on before any dispute', () => {
+  it('on a partly refunded order, delivered late and twice: refunds what is left once, under the warning’s refund request, announced once', async () => {
+    h.emulator.addFault({ kind: 'webhook_delay', eventType: 'radar.early_fraud_warning.created', delayMs: 3_000 });
+    h.emulator.addFault({ kind: 'webhook_duplicate', eventType: 'radar.early_fraud_warning.created', copies: 2 });
+    try {
+      const orderId = await disputedOrder('pm_card_createEarlyFraudWarning');
+      // The merchant refunds part of it before the warning's webhook arrives.
+      const partial = await post(`/v1/orders/${orderId}/refunds`, { amount: 1000 });
+      expect(partial.status).toBe(201);
+      await h.client.workflow.getHandle(partial.body.workflowId as string).result();
+
+      const view = await vi.waitFor(
+        async () => {
+          const read = await orders.get(tenant, `/v1/orders/${orderId}`);
+          const requests = read.body.refundRequests as { id: string; status: string; amount: number }[];
+          const warning = requests.find((request) => request.id.startsWith('rfd_efw_'));
+          if (warning?.status !== 'succeeded') throw new Error(`no succeeded warning refund yet: ${JSON.stringify(requests)}`);
+          return read.body;
+        },
+        { timeout: 30_000, interval: 250 },
+      );
+      expect(view.amountRefunded).toBe(4200);
+      const requests = view.refundRequests as { id: string; status: string; amount: number }[];
+      expect(requests.map((request) => [request.status, request.amount])).toEqual([
+        ['succeeded', 1000],
+        ['succeeded', 3200],
+      ]);
+      const paymentIntentId = (view.stripe as { paymentIntentId: string }).paymentIntentId;
+      expect((await h.stripe.refunds.list({ payment_intent: paymentIntentId })).data).toHaveLength(2);
+      const warnings = await h.stripe.radar.earlyFraudWarnings.list({ payment_intent: paymentIntentId });
+      const warningId = warnings.data[0]?.id as string;
+      expect(warnings.data[0]?.actionable).toBe(false);
+      await vi.waitFor(
+        async () => {
+          const events = (await outboxEvents(h.db.pool, orderId)).filter((row) => row.event_type === 'order.fraud_warning_refunded');
+          expect(events.map((row) => [row.event_key, row.payload.amount_minor])).toEqual([[warningId, 3200]]);
+        },
+        { timeout: 10_000 },
+      );
+      // The duplicate delivery found the run (or its end) and refunded nothing more.
+      const { rows } = await h.db.pool.query<{ n: number }>(
+        "select count(*)::int as n from stripe_webhook_events where event_type = 'radar.early_fraud_warning.created' and object_id = $1",
+        [warningId],
+      );
+      expect(rows[0]?.n).toBe(1);
+      expect(await h.client.workflow.getHandle(`order-fraud-warning-${warningId}`).result()).toMatchObject({ action: 'refunded', amount: 3200 });
+      await h.expectInvariants([orderId]);
+    } finally {
+      h.emulator.clearFaults();
+    }
+  });
+});
+

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import Stripe from 'stripe';
 import { buildApiServer } from '../../src/api/server.js';
 import { temporalSignaller, type SignalPaymentEvent } from '../../src/messaging/webhooks/workflow-handoff.js';
-import { disputeSignaller } from '../../src/messaging/webhooks/dispute-handoff.js';
+import { disputeSignaller, fraudWarningStarter } from '../../src/messaging/webhooks/dispute-handoff.js';
 import type { DisputeSettings } from '../../src/platform/config/settings.js';
 
 export const WEBHOOK_SECRET = 'whsec_order_payments_test_secret';
@@ -39,6 +39,7 @@ export async function startApi(options: {
     db: options.db,
     signalPaymentEvent: signal,
     ...(options.disputes && options.client && { signalDispute: disputeSignaller(options.client, options.disputes) }),
+    ...(options.disputes && options.client && { startFraudWarning: fraudWarningStarter(options.client, { taskQueue: options.disputes.taskQueue, policy: 'refund' }) }),
     stripeWebhook: { secrets: options.secrets ?? [WEBHOOK_SECRET], toleranceSeconds: 300 },
     logger: options.logger ?? pino({ level: 'silent' }),
     handoff: options.handoff ?? { attempts: 3, retryMs: 20 },

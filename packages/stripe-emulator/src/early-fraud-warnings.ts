@@ -1,5 +1,5 @@
 // Radar early fraud warnings: one is raised after the early-fraud-warning test card's charge is
-// captured, a refund makes it no longer actionable, and the API retrieves and lists them.
+// captured, a full refund makes it no longer actionable, and the API retrieves and lists them.
 import type Stripe from 'stripe';
 import type { Endpoint } from './endpoint.js';
 import { resourceMissing } from './errors.js';
@@ -31,10 +31,12 @@ export function raiseEarlyFraudWarning(account: AccountState, charge: Stripe.Cha
 }
 
 /**
- * A refunded charge's warnings need no action any more (the money went back, so there is nothing
- * left to dispute): `actionable` becomes false, as on Stripe.
+ * A fully refunded charge's warnings need no action any more (the money went back, so there is
+ * nothing left to dispute): `actionable` becomes false, as on Stripe. A partial refund leaves them
+ * actionable: the rest of the charge can still be disputed.
  */
 export function settleEarlyFraudWarnings(account: AccountState, charge: Stripe.Charge): void {
+  if (!charge.refunded) return;
   for (const warning of account.earlyFraudWarnings.values()) {
     if (warning.charge === charge.id) warning.actionable = false;
   }

@@ -1,5 +1,5 @@
 // Radar early fraud warnings through the official SDK: raised after capture by pm_card_createEarlyFraudWarning, the
-// signed radar.early_fraud_warning.created webhook, retrieve and list, and a refund making the warning non-actionable.
+// signed radar.early_fraud_warning.created webhook, retrieve and list, and a full refund making the warning non-actionable.
 import Stripe from 'stripe';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chargeParams, rejection, useEmulator } from './helpers.js';
@@ -74,12 +74,14 @@ describe('early fraud warnings', () => {
     expect(missing).toMatchObject({ statusCode: 404, code: 'resource_missing' });
   });
 
-  it('a refund works as usual and makes the warning non-actionable', async () => {
+  it('a refund works as usual; a partial one leaves the warning actionable, the full refund makes it non-actionable', async () => {
     const intent = await warned('order-f3');
+    await test.stripe.refunds.create({ payment_intent: intent.id, amount: 100 });
+    expect((await test.stripe.radar.earlyFraudWarnings.list({ payment_intent: intent.id })).data[0]?.actionable).toBe(true);
     const refund = await test.stripe.refunds.create({ payment_intent: intent.id });
     expect(refund.status).toBe('succeeded');
     await test.emulator.webhooksIdle();
-    expect(receiver.ofType('charge.refunded')).toHaveLength(1);
+    expect(receiver.ofType('charge.refunded')).toHaveLength(2);
 
     const [warning] = (await test.stripe.radar.earlyFraudWarnings.list({ payment_intent: intent.id })).data;
     expect(warning?.actionable).toBe(false);

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { recordHandoff, recordStripeEvent } from '../../messaging/webhooks/record-stripe-event.js';
 import { stripeEventSchema } from '../../messaging/webhooks/stripe-event.js';
 import { WorkflowHandoff, type SignalPaymentEvent } from '../../messaging/webhooks/workflow-handoff.js';
-import { isDisputeEvent } from '../../messaging/webhooks/dispute-handoff.js';
+import { EARLY_FRAUD_WARNING_CREATED, isDisputeEvent } from '../../messaging/webhooks/dispute-handoff.js';
 import { countWebhookEvent, countWebhookSignatureFailure } from '../../platform/telemetry/api-metrics.js';
 
 export interface StripeWebhookOptions {
@@ -15,6 +15,8 @@ export interface StripeWebhookOptions {
   signalPaymentEvent: SignalPaymentEvent;
   /** Hands a dispute's webhook to its dispute workflow (Signal-With-Start); absent, dispute webhooks are only recorded. */
   signalDispute?: SignalPaymentEvent;
+  /** Starts an early fraud warning's workflow; absent, warnings are only recorded. */
+  startFraudWarning?: SignalPaymentEvent;
   /**
    * The endpoint's signing secrets (`whsec_...`): the current one, and while a secret is rotated,
    * the one being retired. A delivery signed with any of them is verified.
@@ -67,9 +69,19 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
         ...options.handoff,
       })
     : null;
+  const startFraudWarning = options.startFraudWarning;
+  const warningHandoff = startFraudWarning
+    ? new WorkflowHandoff({
+        signal: startFraudWarning,
+        record: (eventId, error) => recordHandoff(options.db, eventId, error),
+        logger: app.log.child({ component: 'stripe-fraud-warning-handoff' }),
+        ...options.handoff,
+      })
+    : null;
   app.addHook('onClose', async () => {
     await handoff.drain();
     await disputeHandoff?.drain();
+    await warningHandoff?.drain();
   });
 
   const webhookRouteSchema = {
@@ -114,6 +126,16 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     );
     await reply.code(200).send(recorded.duplicate ? { received: true, duplicate: true } : { received: true, duplicate: false, applied: recorded.applied });
     if (!recorded.duplicate && recorded.handoff) handoff.start(recorded.handoff.orderId, recorded.handoff.event);
+    if (!recorded.duplicate && warningHandoff && event.type === EARLY_FRAUD_WARNING_CREATED) {
+      warningHandoff.start(event.data.object.id, {
+        eventId: event.id,
+        type: event.type,
+        objectId: event.data.object.id,
+        paymentIntentId: null,
+        status: '',
+        created: event.created,
+      });
+    }
     // A dispute's events go to its own workflow, which reads the dispute from Stripe: any of them wakes it.
     if (!recorded.duplicate && disputeHandoff && isDisputeEvent(event.type)) {
       disputeHandoff.start(event.data.object.id, {

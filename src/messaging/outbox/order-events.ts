@@ -141,6 +141,19 @@ export function announceDisputeClosed(client: PoolClient, orderId: string, dispu
 }
 
 /**
+ * `order.fraud_warning_refunded`: an early fraud warning's policy refunded what was still
+ * refundable, before any dispute; once per warning (the event's key), with the refund.
+ */
+export function announceFraudWarningRefunded(
+  client: PoolClient,
+  orderId: string,
+  warningId: string,
+  refund: RefundAnnouncement & { refundRequestId: string },
+): Promise<boolean> {
+  return insertOrderEvent(client, 'order.fraud_warning_refunded', orderId, { ...refund, reason: `early fraud warning ${warningId}` }, null, warningId);
+}
+
+/**
  * `order.failed`: written with the status change that ended the order declined, compensated or
  * needs_review. Writes nothing unless the order, as this transaction sees it, stands in one of
  * those statuses: a move that was refused (the order had already completed) announces nothing.

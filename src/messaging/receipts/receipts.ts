@@ -26,7 +26,7 @@ export function applyOrderEvent(db: Pool, messageId: string, event: OrderEvent):
 }
 
 /** Events whose receipt is for a Refund (the saga's compensation, a merchant's refund), not the PaymentIntent. */
-const REFUND_EVENTS: ReadonlySet<OrderEventType> = new Set(['order.refunded', 'order.merchant_refunded']);
+const REFUND_EVENTS: ReadonlySet<OrderEventType> = new Set(['order.refunded', 'order.merchant_refunded', 'order.fraud_warning_refunded']);
 
 async function recordReceipt(client: PoolClient, messageId: string, event: OrderEvent): Promise<void> {
   const stripeObjectId = REFUND_EVENTS.has(event.event_type) ? event.refund_id : event.payment_intent_id;

@@ -109,10 +109,45 @@ export async function reserveRefund(db: Pool, reservation: RefundReservation): P
 }
 
 /**
+ * Reserve what is left: the whole of what is still refundable, for a request the project makes
+ * itself (an early fraud warning's refund), in one transaction. `nothing-left` when every unit of
+ * the capture is already reserved or refunded. A retry finds the request as first reserved.
+ */
+export async function reserveRemainingRefund(
+  db: Pool,
+  reservation: Omit<RefundReservation, 'amount'>,
+): Promise<{ kind: 'reserved'; request: RefundRequestRecord } | { kind: 'nothing-left' } | { kind: 'not-captured' }> {
+  return withTransaction(db, async (client) => {
+    const existing = await readRequest(client, reservation.refundRequestId);
+    if (existing) return { kind: 'reserved', request: existing };
+    if (!(await openBudget(client, reservation))) return { kind: 'not-captured' };
+    const { rows: taken } = await client.query<{ amount: string; currency: string }>(
+      `with before as (
+         select captured_minor, reserved_minor from refund_budgets where order_id = $1 for update
+       )
+       update refund_budgets b set reserved_minor = before.captured_minor, updated_at = now()
+         from before
+        where b.order_id = $1 and before.reserved_minor < before.captured_minor
+        returning before.captured_minor - before.reserved_minor as amount, b.currency`,
+      [reservation.orderId],
+    );
+    const left = taken[0];
+    if (!left) return { kind: 'nothing-left' };
+    const { rows } = await client.query<RequestRow>(
+      `insert into refund_requests (refund_request_id, tenant_id, order_id, amount_minor, currency)
+       values ($1, $2, $3, $4, $5)
+       returning ${REQUEST_COLUMNS}`,
+      [reservation.refundRequestId, reservation.tenantId, reservation.orderId, Number(left.amount), left.currency],
+    );
+    return { kind: 'reserved', request: recordOf(rows[0] as RequestRow) };
+  });
+}
+
+/**
  * The order's budget, opened from the ledger's capture on its first refund request, with the
  * refunds already booked counted as reserved. False when the ledger has no capture for it.
  */
-async function openBudget(client: PoolClient, reservation: RefundReservation): Promise<boolean> {
+async function openBudget(client: PoolClient, reservation: Pick<RefundReservation, 'orderId' | 'tenantId'>): Promise<boolean> {
   const { rowCount } = await client.query(
     `insert into refund_budgets (order_id, tenant_id, currency, captured_minor, reserved_minor)
      select c.order_id, $2, c.currency, c.amount_minor,
@@ -174,6 +209,12 @@ export async function findRefundRequest(db: Queryable, tenantId: string, refundR
     `select ${REQUEST_COLUMNS} from refund_requests where refund_request_id = $1 and tenant_id = $2`,
     [refundRequestId, tenantId],
   );
+  return rows[0] ? recordOf(rows[0]) : null;
+}
+
+/** A refund request by its ID alone: for the worker's own requests (an early fraud warning's). */
+export async function findRefundRequestById(db: Queryable, refundRequestId: string): Promise<RefundRequestRecord | null> {
+  const { rows } = await db.query<RequestRow>(`select ${REQUEST_COLUMNS} from refund_requests where refund_request_id = $1`, [refundRequestId]);
   return rows[0] ? recordOf(rows[0]) : null;
 }
 

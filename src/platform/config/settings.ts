@@ -176,6 +176,19 @@ export interface DisputeSettings {
   resyncMs: number;
 }
 
+const fraudWarningSchema = z.object({
+  /**
+   * What an early fraud warning on a captured, undisputed charge does: `refund` (the default)
+   * refunds what is still refundable, which usually costs less than the dispute that would
+   * follow; `ignore` records it and refunds nothing.
+   */
+  EARLY_FRAUD_WARNING_POLICY: z.enum(['refund', 'ignore'], { error: 'must be refund or ignore' }).default('refund'),
+});
+
+export function loadFraudWarningPolicy(env: Env = process.env): 'refund' | 'ignore' {
+  return parse(fraudWarningSchema, env).EARLY_FRAUD_WARNING_POLICY;
+}
+
 export function loadDisputeSettings(env: Env = process.env): DisputeSettings {
   const parsed = parse(disputeSchema, env);
   return {
