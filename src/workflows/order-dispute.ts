@@ -54,6 +54,10 @@ export async function orderDispute(input: OrderDisputeInput): Promise<DisputeVie
     return view;
   };
 
+  // The merchant's acceptance and the deadline policy's are one step: one key, accepted once.
+  const accept = (summary: string) =>
+    disputes.acceptDispute.executeWithOptions({ activityId: ActivityId.acceptDispute, summary }, [{ disputeId: input.disputeId, originalRunId }]);
+
   setHandler(disputeEventSignal, () => {
     wakeUps += 1;
   });
@@ -80,9 +84,7 @@ export async function orderDispute(input: OrderDisputeInput): Promise<DisputeVie
     acceptDisputeUpdate,
     async () => {
       closer = 'merchant';
-      await disputes.acceptDispute.executeWithOptions({ activityId: ActivityId.acceptDispute, summary: `Stripe: accept dispute ${input.disputeId}` }, [
-        { disputeId: input.disputeId, originalRunId },
-      ]);
+      await accept(`Stripe: accept dispute ${input.disputeId}`);
       return sync();
     },
     {
@@ -104,9 +106,7 @@ export async function orderDispute(input: OrderDisputeInput): Promise<DisputeVie
     if (untilAct <= 0) {
       if (input.deadlinePolicy === 'accept') {
         closer = 'deadline_policy';
-        await disputes.acceptDispute.executeWithOptions({ activityId: ActivityId.acceptDispute, summary: `Stripe: accept dispute ${input.disputeId} at its deadline` }, [
-          { disputeId: input.disputeId, originalRunId },
-        ]);
+        await accept(`Stripe: accept dispute ${input.disputeId} at its deadline`);
       } else {
         // Nothing to send: Stripe closes it lost once due_by passes; its webhook (or a re-read) closes ours.
         closer = 'left_to_lose';

@@ -1,7 +1,7 @@
 // The merchant's side of a dispute: read it, submit evidence, accept it. Evidence and acceptance
 // are Temporal updates on the dispute's workflow, each under the request's Idempotency-Key.
 import { randomBytes } from 'node:crypto';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
@@ -15,6 +15,7 @@ import {
   MAX_EVIDENCE_FIELD_CHARACTERS,
   submitEvidenceUpdate,
 } from '../../workflows/dispute-messages.js';
+import type { TenantIdempotencyKey } from '../idempotency/api-idempotency-store.js';
 import { startUnderIdempotencyKey, type ApiAnswer, type StartResult } from '../idempotency/idempotent-start.js';
 import { callerOf, checkCaller, idempotencyScopeOf } from './caller-checks.js';
 import type { CreateOrderDeps } from './create-order.js';
@@ -101,10 +102,16 @@ async function tenantDispute(deps: CreateOrderDeps, tenantId: string, orderId: s
  * the evidence twice. Stripe's or the workflow's refusal is final and stored; a transient failure
  * is not.
  */
-function runUpdate(deps: CreateOrderDeps, dispute: DisputeRecord, update: (updateId: string) => Promise<unknown>): (resourceId: string) => Promise<StartResult> {
-  return async (resourceId) => {
+function runUpdateUnderKey(
+  deps: CreateOrderDeps,
+  scope: TenantIdempotencyKey,
+  dispute: DisputeRecord,
+  request: { requestHash: string; resourceType: string; resourcePrefix: string },
+  update: (handle: WorkflowHandle, updateId: string) => Promise<unknown>,
+): Promise<ApiAnswer> {
+  const start = async (resourceId: string): Promise<StartResult> => {
     try {
-      await update(resourceId);
+      await update(deps.temporal.client.workflow.getHandle(disputeWorkflowId(dispute.disputeId)), resourceId);
     } catch (failure) {
       if (failure instanceof WorkflowNotFoundError) {
         return { store: false, answer: { statusCode: 409, body: { error: 'dispute_closed', message: `dispute '${dispute.disputeId}' is closed; nothing was sent` } } };
@@ -118,6 +125,13 @@ function runUpdate(deps: CreateOrderDeps, dispute: DisputeRecord, update: (updat
     const current = await readDispute(deps.db, dispute.disputeId);
     return { store: 'completed', statusCode: 200, body: disputeView(current ?? dispute) };
   };
+  return startUnderIdempotencyKey({ db: deps.db, settings: deps.idempotency }, scope, {
+    requestHash: request.requestHash,
+    resourceType: request.resourceType,
+    proposedResourceId: `${request.resourcePrefix}_${randomBytes(12).toString('base64url')}`,
+    inUseRetryAdvice: 'retry',
+    start,
+  });
 }
 
 /** GET, evidence and accept, on the orders plugin (its bearer auth, rate limits and error answers). */
@@ -176,17 +190,13 @@ export function registerDisputeRoutes(plugin: FastifyInstance, deps: CreateOrder
       if (!dispute) return reply.code(404).send(notFound(request.params.disputeId));
       const body = request.body;
       const evidence = Object.fromEntries(Object.entries(body.evidence).filter(([, value]) => typeof value === 'string')) as Record<string, string>;
-      const answer = await startUnderIdempotencyKey({ db: deps.db, settings: deps.idempotency }, scope, {
-        requestHash: requestHash({ disputeId: dispute.disputeId, evidence, submit: body.submit }),
-        resourceType: 'dispute_evidence',
-        proposedResourceId: `dev_${randomBytes(12).toString('base64url')}`,
-        inUseRetryAdvice: 'retry',
-        start: runUpdate(deps, dispute, (updateId) =>
-          deps.temporal.client.workflow
-            .getHandle(disputeWorkflowId(dispute.disputeId))
-            .executeUpdate(submitEvidenceUpdate, { updateId, args: [{ evidence, submit: body.submit }] }),
-        ),
-      });
+      const answer = await runUpdateUnderKey(
+        deps,
+        scope,
+        dispute,
+        { requestHash: requestHash({ disputeId: dispute.disputeId, evidence, submit: body.submit }), resourceType: 'dispute_evidence', resourcePrefix: 'dev' },
+        (handle, updateId) => handle.executeUpdate(submitEvidenceUpdate, { updateId, args: [{ evidence, submit: body.submit }] }),
+      );
       return send(reply, answer);
     },
   );
@@ -210,15 +220,13 @@ export function registerDisputeRoutes(plugin: FastifyInstance, deps: CreateOrder
       const scope = idempotencyScopeOf(request, ACCEPT_DISPUTE_OPERATION);
       const dispute = await tenantDispute(deps, scope.tenantId, request.params.id, request.params.disputeId);
       if (!dispute) return reply.code(404).send(notFound(request.params.disputeId));
-      const answer = await startUnderIdempotencyKey({ db: deps.db, settings: deps.idempotency }, scope, {
-        requestHash: requestHash({ disputeId: dispute.disputeId }),
-        resourceType: 'dispute_acceptance',
-        proposedResourceId: `dac_${randomBytes(12).toString('base64url')}`,
-        inUseRetryAdvice: 'retry',
-        start: runUpdate(deps, dispute, (updateId) =>
-          deps.temporal.client.workflow.getHandle(disputeWorkflowId(dispute.disputeId)).executeUpdate(acceptDisputeUpdate, { updateId, args: [] }),
-        ),
-      });
+      const answer = await runUpdateUnderKey(
+        deps,
+        scope,
+        dispute,
+        { requestHash: requestHash({ disputeId: dispute.disputeId }), resourceType: 'dispute_acceptance', resourcePrefix: 'dac' },
+        (handle, updateId) => handle.executeUpdate(acceptDisputeUpdate, { updateId, args: [] }),
+      );
       return send(reply, answer);
     },
   );

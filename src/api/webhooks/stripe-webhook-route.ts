@@ -54,30 +54,12 @@ function verifyWithAny(body: Buffer, signature: Parameters<typeof Stripe.webhook
 }
 
 export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (app, options) => {
-  const handoff = new WorkflowHandoff({
-    signal: options.signalPaymentEvent,
-    record: (eventId, error) => recordHandoff(options.db, eventId, error),
-    logger: app.log.child({ component: 'stripe-webhook-handoff' }),
-    ...options.handoff,
-  });
-  const signalDispute = options.signalDispute;
-  const disputeHandoff = signalDispute
-    ? new WorkflowHandoff({
-        signal: signalDispute,
-        record: (eventId, error) => recordHandoff(options.db, eventId, error),
-        logger: app.log.child({ component: 'stripe-dispute-handoff' }),
-        ...options.handoff,
-      })
-    : null;
-  const startFraudWarning = options.startFraudWarning;
-  const warningHandoff = startFraudWarning
-    ? new WorkflowHandoff({
-        signal: startFraudWarning,
-        record: (eventId, error) => recordHandoff(options.db, eventId, error),
-        logger: app.log.child({ component: 'stripe-fraud-warning-handoff' }),
-        ...options.handoff,
-      })
-    : null;
+  // One hand-off per kind of workflow an event goes to, each recording its end on the event.
+  const handoffTo = (signal: SignalPaymentEvent, component: string) =>
+    new WorkflowHandoff({ signal, record: (eventId, error) => recordHandoff(options.db, eventId, error), logger: app.log.child({ component }), ...options.handoff });
+  const handoff = handoffTo(options.signalPaymentEvent, 'stripe-webhook-handoff');
+  const disputeHandoff = options.signalDispute ? handoffTo(options.signalDispute, 'stripe-dispute-handoff') : null;
+  const warningHandoff = options.startFraudWarning ? handoffTo(options.startFraudWarning, 'stripe-fraud-warning-handoff') : null;
   app.addHook('onClose', async () => {
     await handoff.drain();
     await disputeHandoff?.drain();
@@ -126,27 +108,12 @@ export const stripeWebhookRoutes: FastifyPluginAsync<StripeWebhookOptions> = (ap
     );
     await reply.code(200).send(recorded.duplicate ? { received: true, duplicate: true } : { received: true, duplicate: false, applied: recorded.applied });
     if (!recorded.duplicate && recorded.handoff) handoff.start(recorded.handoff.orderId, recorded.handoff.event);
-    if (!recorded.duplicate && warningHandoff && event.type === EARLY_FRAUD_WARNING_CREATED) {
-      warningHandoff.start(event.data.object.id, {
-        eventId: event.id,
-        type: event.type,
-        objectId: event.data.object.id,
-        paymentIntentId: null,
-        status: '',
-        created: event.created,
-      });
-    }
-    // A dispute's events go to its own workflow, which reads the dispute from Stripe: any of them wakes it.
-    if (!recorded.duplicate && disputeHandoff && isDisputeEvent(event.type)) {
-      disputeHandoff.start(event.data.object.id, {
-        eventId: event.id,
-        type: event.type,
-        objectId: event.data.object.id,
-        paymentIntentId: null,
-        status: event.data.object.status ?? '',
-        created: event.created,
-      });
-    }
+    if (recorded.duplicate) return reply;
+    // A warning's and a dispute's events go to their own workflows, which read the object from
+    // Stripe: the event only names it and wakes them.
+    const notice = { eventId: event.id, type: event.type, objectId: event.data.object.id, paymentIntentId: null, status: event.data.object.status ?? '', created: event.created };
+    if (warningHandoff && event.type === EARLY_FRAUD_WARNING_CREATED) warningHandoff.start(notice.objectId, notice);
+    if (disputeHandoff && isDisputeEvent(event.type)) disputeHandoff.start(notice.objectId, notice);
     return reply;
   });
   return Promise.resolve();

@@ -80,7 +80,7 @@ function recordOf(row: RequestRow): RefundRequestRecord {
 /** Reserve: the request and its reservation in one transaction, or the reason there is none. */
 export async function reserveRefund(db: Pool, reservation: RefundReservation): Promise<ReserveOutcome> {
   return withTransaction(db, async (client) => {
-    const existing = await readRequest(client, reservation.refundRequestId);
+    const existing = await findRefundRequestById(client, reservation.refundRequestId);
     if (existing) return { kind: 'reserved', request: existing };
     if (!(await openBudget(client, reservation))) return { kind: 'not-captured' };
     const raised = await client.query<{ currency: string }>(
@@ -98,13 +98,7 @@ export async function reserveRefund(db: Pool, reservation: RefundReservation): P
       const left = rows[0];
       return { kind: 'over-budget', refundable: Number(left?.refundable ?? 0), currency: left?.currency ?? '' };
     }
-    const { rows } = await client.query<RequestRow>(
-      `insert into refund_requests (refund_request_id, tenant_id, order_id, amount_minor, currency)
-       values ($1, $2, $3, $4, $5)
-       returning ${REQUEST_COLUMNS}`,
-      [reservation.refundRequestId, reservation.tenantId, reservation.orderId, reservation.amount, budget.currency],
-    );
-    return { kind: 'reserved', request: recordOf(rows[0] as RequestRow) };
+    return { kind: 'reserved', request: await insertRequest(client, reservation, reservation.amount, budget.currency) };
   });
 }
 
@@ -118,7 +112,7 @@ export async function reserveRemainingRefund(
   reservation: Omit<RefundReservation, 'amount'>,
 ): Promise<{ kind: 'reserved'; request: RefundRequestRecord } | { kind: 'nothing-left' } | { kind: 'not-captured' }> {
   return withTransaction(db, async (client) => {
-    const existing = await readRequest(client, reservation.refundRequestId);
+    const existing = await findRefundRequestById(client, reservation.refundRequestId);
     if (existing) return { kind: 'reserved', request: existing };
     if (!(await openBudget(client, reservation))) return { kind: 'not-captured' };
     const { rows: taken } = await client.query<{ amount: string; currency: string }>(
@@ -133,14 +127,24 @@ export async function reserveRemainingRefund(
     );
     const left = taken[0];
     if (!left) return { kind: 'nothing-left' };
-    const { rows } = await client.query<RequestRow>(
-      `insert into refund_requests (refund_request_id, tenant_id, order_id, amount_minor, currency)
-       values ($1, $2, $3, $4, $5)
-       returning ${REQUEST_COLUMNS}`,
-      [reservation.refundRequestId, reservation.tenantId, reservation.orderId, Number(left.amount), left.currency],
-    );
-    return { kind: 'reserved', request: recordOf(rows[0] as RequestRow) };
+    return { kind: 'reserved', request: await insertRequest(client, reservation, Number(left.amount), left.currency) };
   });
+}
+
+/** The request's row, pending, for the amount just reserved. */
+async function insertRequest(
+  client: PoolClient,
+  reservation: Pick<RefundReservation, 'refundRequestId' | 'tenantId' | 'orderId'>,
+  amount: number,
+  currency: string,
+): Promise<RefundRequestRecord> {
+  const { rows } = await client.query<RequestRow>(
+    `insert into refund_requests (refund_request_id, tenant_id, order_id, amount_minor, currency)
+     values ($1, $2, $3, $4, $5)
+     returning ${REQUEST_COLUMNS}`,
+    [reservation.refundRequestId, reservation.tenantId, reservation.orderId, amount, currency],
+  );
+  return recordOf(rows[0] as RequestRow);
 }
 
 /**
@@ -224,9 +228,4 @@ export async function orderRefundRequests(db: Queryable, orderId: string): Promi
     orderId,
   ]);
   return rows.map(recordOf);
-}
-
-async function readRequest(client: PoolClient, refundRequestId: string): Promise<RefundRequestRecord | null> {
-  const { rows } = await client.query<RequestRow>(`select ${REQUEST_COLUMNS} from refund_requests where refund_request_id = $1`, [refundRequestId]);
-  return rows[0] ? recordOf(rows[0]) : null;
 }
